@@ -1,0 +1,1 @@
+"""Console commands: `lal-parse`."""

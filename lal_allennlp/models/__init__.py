@@ -1,0 +1,2 @@
+"""Parsing models."""
+from lal_allennlp.models.span_parser import SpanConstituencyParser

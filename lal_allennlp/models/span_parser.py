@@ -1,0 +1,272 @@
+"""
+A span-based constituency parser: Stern, Andreas & Klein (2017), "A Minimal Span-Based
+Neural Constituency Parser", with the encoder, span features and label classifier of Kitaev &
+Klein (2018), "Constituency Parsing with a Self-Attentive Encoder", sec. 2.
+
+text field embedder -> [START] words [STOP] -> any `Seq2SeqEncoder` -> fencepost span
+features -> span label scores (empty label fixed at 0) -> CKY. Training minimises the
+structured hinge loss `max(0, max_T [s(T) + Hamming(T, T*)] - s(T*))`, the inner max found by
+cost-augmented CKY. An optional POS-tagging head is trained jointly, so raw text needs no
+external tagger.
+"""
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models.model import Model
+from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
+from allennlp.nn import InitializerApplicator, util
+from allennlp.training.metrics import CategoricalAccuracy
+
+from lal_allennlp.data.trees import spans_to_tree, tree_to_string
+from lal_allennlp.decoding import cky_decode
+from lal_allennlp.metrics import EvalbMetric
+from lal_allennlp.modules import (
+    SentenceBoundaries,
+    SpanLabelScorer,
+    fencepost_span_features,
+    span_indices,
+)
+
+
+@Model.register("lal_span_parser")
+class SpanConstituencyParser(Model):
+    """
+    Registered as a `Model` with name "lal_span_parser".
+
+    # Parameters
+
+    vocab : `Vocabulary`
+        Needs the namespaces `span_labels` (collapsed unary chains such as `S+VP`) and, when
+        tags are predicted, `pos_tags`.
+    text_field_embedder : `TextFieldEmbedder`
+        Embeds the `tokens` field.
+    encoder : `Seq2SeqEncoder`
+        Any contextual encoder; its input dimension must equal the embedder's output
+        dimension and its output dimension must be even (forward/backward halves).
+    span_hidden_dim : `int`, optional (default = `250`)
+        Hidden size of the span label classifier (Kitaev & Klein use 250).
+    span_partitions : `int`, optional (default = `1`)
+        Number of slices of the encoder output that are each split into forward/backward
+        halves for the span features (the label attention layer uses one per head).
+    dropout : `float`, optional (default = `0.2`)
+        Dropout on the embeddings, the encoder output and in the label classifier.
+    predict_pos_tags : `bool`, optional (default = `True`)
+        Train a POS tagger on the encoder output (loss weighted by `pos_tag_loss_weight`) and
+        use its tags in the output trees. If `False`, output trees use the tags given with
+        the input, or `UNK` when there are none.
+    pos_tag_loss_weight : `float`, optional (default = `1.0`)
+    initializer : `InitializerApplicator`, optional (default = `InitializerApplicator()`)
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        text_field_embedder: TextFieldEmbedder,
+        encoder: Seq2SeqEncoder,
+        span_hidden_dim: int = 250,
+        span_partitions: int = 1,
+        dropout: float = 0.2,
+        predict_pos_tags: bool = True,
+        pos_tag_loss_weight: float = 1.0,
+        initializer: InitializerApplicator = InitializerApplicator(),
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        self.text_field_embedder = text_field_embedder
+        self.encoder = encoder
+        if text_field_embedder.get_output_dim() != encoder.get_input_dim():
+            raise ConfigurationError(
+                f"The text field embedder's output dimension ({text_field_embedder.get_output_dim()}) "
+                f"must equal the encoder's input dimension ({encoder.get_input_dim()})."
+            )
+        encoder_dim = encoder.get_output_dim()
+        if encoder_dim % (2 * span_partitions) != 0:
+            raise ConfigurationError(
+                f"The encoder output dimension ({encoder_dim}) must be divisible by "
+                f"2 * span_partitions = {2 * span_partitions}."
+            )
+        self.span_partitions = span_partitions
+        self.boundaries = SentenceBoundaries(text_field_embedder.get_output_dim())
+        self.dropout = torch.nn.Dropout(dropout)
+        self.num_span_labels = vocab.get_vocab_size("span_labels")
+        self.span_label_scorer = SpanLabelScorer(
+            encoder_dim, span_hidden_dim, self.num_span_labels, dropout
+        )
+        self.predict_pos_tags = predict_pos_tags
+        self.pos_tag_loss_weight = pos_tag_loss_weight
+        if predict_pos_tags:
+            self.tag_projection = torch.nn.Linear(encoder_dim, vocab.get_vocab_size("pos_tags"))
+            self.tag_accuracy = CategoricalAccuracy()
+        self.evalb = EvalbMetric()
+        initializer(self)
+
+    def forward(  # type: ignore
+        self,
+        tokens: TextFieldTensors,
+        metadata: List[Dict[str, Any]],
+        pos_tags: Optional[torch.LongTensor] = None,
+        gold_spans: Optional[torch.LongTensor] = None,
+        gold_span_labels: Optional[torch.LongTensor] = None,
+    ) -> Dict[str, Any]:
+        """
+        # Parameters
+
+        tokens : `TextFieldTensors`
+        metadata : `List[Dict[str, Any]]`
+            Per sentence: `words`, `pos_tags` (or None) and `gold_tree` (or None).
+        pos_tags : `torch.LongTensor`, optional
+            Shape `(batch_size, max_length)`, gold POS tag ids.
+        gold_spans : `torch.LongTensor`, optional
+            Shape `(batch_size, num_gold_spans, 2)`, inclusive word indices, -1 for padding.
+        gold_span_labels : `torch.LongTensor`, optional
+            Shape `(batch_size, num_gold_spans)`, ids in the `span_labels` namespace.
+
+        # Returns
+
+        A dict with `spans` (per sentence a list of `[start, end_exclusive, label_id]` of
+        the predicted non-empty spans, label ids shifted by one so 0 is empty),
+        `pos_tag_ids` (`(batch_size, max_length)`, if tags are predicted), `mask`, `words`,
+        and `loss` when gold spans are given.
+        """
+        mask = util.get_text_field_mask(tokens)
+        lengths = mask.sum(dim=1)
+        max_length = mask.size(1)
+        # shape (batch_size, max_length, embedding_dim)
+        embedded = self.dropout(self.text_field_embedder(tokens))
+        # shape (batch_size, max_length + 2, embedding_dim)
+        bounded, bounded_mask = self.boundaries(embedded, mask)
+        # shape (batch_size, max_length + 2, encoder_dim)
+        encoded = self.dropout(self.encoder(bounded, bounded_mask))
+
+        starts, ends = span_indices(max_length, encoded.device)
+        # shape (batch_size, num_spans, encoder_dim)
+        span_vectors = fencepost_span_features(encoded, starts, ends, self.span_partitions)
+        # shape (batch_size, num_spans, num_span_labels + 1); label 0 is empty (score 0)
+        span_scores = self.span_label_scorer(span_vectors)
+
+        # shape (batch_size, max_length + 1, max_length + 1, num_span_labels + 1)
+        chart = span_scores.new_zeros(
+            span_scores.size(0), max_length + 1, max_length + 1, span_scores.size(-1)
+        )
+        chart[:, starts, ends] = span_scores
+        chart_np = chart.detach().cpu().numpy()
+        lengths_np = lengths.cpu().numpy()
+
+        output: Dict[str, Any] = {"mask": mask, "words": [m["words"] for m in metadata]}
+        loss = chart.new_zeros(())
+        if gold_spans is not None and gold_span_labels is not None:
+            gold_chart = self._gold_chart(gold_spans, gold_span_labels, max_length)
+            loss = loss + self._hinge_loss(chart, chart_np, lengths_np, gold_chart)
+            output["loss"] = loss
+
+        if self.predict_pos_tags:
+            # shape (batch_size, max_length, num_pos_tags)
+            tag_logits = self.tag_projection(encoded[:, 1:-1])
+            output["pos_tag_ids"] = tag_logits.argmax(-1)
+            if pos_tags is not None:
+                tag_loss = util.sequence_cross_entropy_with_logits(tag_logits, pos_tags, mask)
+                self.tag_accuracy(tag_logits, pos_tags, mask)
+                loss = loss + self.pos_tag_loss_weight * tag_loss
+                output["loss"] = loss
+
+        if not self.training:
+            spans, _ = cky_decode(chart_np, lengths_np)
+            output["spans"] = [s[s[:, 2] > 0].tolist() for s in spans]
+            gold_trees = [m.get("gold_tree") for m in metadata]
+            if any(tree is not None for tree in gold_trees):
+                predicted = self._build_trees(output, metadata)
+                self.evalb(predicted, gold_trees)
+        return output
+
+    def _gold_chart(
+        self, gold_spans: torch.LongTensor, gold_span_labels: torch.LongTensor, max_length: int
+    ) -> np.ndarray:
+        """Gold label id (shifted by one, 0 = not a constituent) for every span, as numpy."""
+        spans = gold_spans.cpu().numpy()
+        labels = gold_span_labels.cpu().numpy()
+        # shape (batch_size, max_length + 1, max_length + 1)
+        gold = np.zeros((spans.shape[0], max_length + 1, max_length + 1), dtype=np.int64)
+        batch_index, span_index = np.nonzero(spans[:, :, 0] >= 0)
+        gold[
+            batch_index,
+            spans[batch_index, span_index, 0],
+            spans[batch_index, span_index, 1] + 1,
+        ] = (labels[batch_index, span_index] + 1)
+        return gold
+
+    def _hinge_loss(
+        self, chart: torch.Tensor, chart_np: np.ndarray, lengths: np.ndarray, gold: np.ndarray
+    ) -> torch.Tensor:
+        """Mean over sentences of `max(0, s(T_hat) + Hamming(T_hat, T*) - s(T*))`."""
+        predicted, augmented_scores = cky_decode(chart_np, lengths, gold)
+        rows = [
+            np.concatenate([np.full((len(s), 1), b), s], axis=1) for b, s in enumerate(predicted)
+        ]
+        # shape (num_predicted_spans, 4): batch, start, end, label
+        pred = torch.as_tensor(np.concatenate(rows), device=chart.device)
+        # The Hamming cost is a constant: the augmented score minus the raw score of the tree.
+        raw = chart_np[pred[:, 0].cpu(), pred[:, 1].cpu(), pred[:, 2].cpu(), pred[:, 3].cpu()]
+        cost = augmented_scores - np.bincount(pred[:, 0].cpu().numpy(), raw, len(lengths))
+        pred_score = chart.new_zeros(len(lengths)).index_add(
+            0, pred[:, 0], chart[pred[:, 0], pred[:, 1], pred[:, 2], pred[:, 3]]
+        )
+        b, i, j = np.nonzero(gold)
+        gold_index = [torch.as_tensor(x, device=chart.device) for x in (b, i, j, gold[b, i, j])]
+        gold_score = chart.new_zeros(len(lengths)).index_add(
+            0, gold_index[0], chart[gold_index[0], gold_index[1], gold_index[2], gold_index[3]]
+        )
+        margin = pred_score + torch.as_tensor(cost, dtype=chart.dtype, device=chart.device)
+        return torch.relu(margin - gold_score).mean()
+
+    def _tags_for(self, output: Dict[str, Any], metadata: List[Dict[str, Any]]) -> List[List[str]]:
+        tags = []
+        for b, meta in enumerate(metadata):
+            length = len(meta["words"])
+            if self.predict_pos_tags:
+                ids = output["pos_tag_ids"][b, :length].tolist()
+                tags.append([self.vocab.get_token_from_index(i, "pos_tags") for i in ids])
+            elif meta.get("pos_tags"):
+                tags.append(list(meta["pos_tags"]))
+            else:
+                tags.append(["UNK"] * length)
+        return tags
+
+    def _labelled_spans(self, spans: List[List[int]]) -> List[Tuple[int, int, str]]:
+        return [
+            (int(i), int(j), self.vocab.get_token_from_index(int(label) - 1, "span_labels"))
+            for i, j, label in spans
+        ]
+
+    def _build_trees(self, output: Dict[str, Any], metadata: List[Dict[str, Any]]) -> list:
+        tags = self._tags_for(output, metadata)
+        return [
+            spans_to_tree(meta["words"], sentence_tags, self._labelled_spans(spans))
+            for meta, sentence_tags, spans in zip(metadata, tags, output["spans"])
+        ]
+
+    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
+        """Adds `trees` (one-line bracketed strings), `labelled_spans` and `pos_tags`."""
+        metadata = [{"words": words} for words in output_dict["words"]]
+        tags = self._tags_for(output_dict, metadata)
+        output_dict["pos_tags"] = tags
+        output_dict["labelled_spans"] = [self._labelled_spans(s) for s in output_dict["spans"]]
+        output_dict["trees"] = [
+            tree_to_string(spans_to_tree(words, sentence_tags, spans))
+            for words, sentence_tags, spans in zip(
+                output_dict["words"], tags, output_dict["labelled_spans"]
+            )
+        ]
+        return output_dict
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        metrics = {}
+        if self.predict_pos_tags:
+            metrics["pos_accuracy"] = self.tag_accuracy.get_metric(reset)
+        if not self.training:
+            metrics.update(self.evalb.get_metric(reset))
+        return metrics
+
+    default_predictor = "lal_parser"

@@ -1,0 +1,67 @@
+"""
+Span representations from fenceposts, as in Stern, Andreas & Klein (2017, sec. 3) and
+Kitaev & Klein (2018, "Constituency Parsing with a Self-Attentive Encoder", sec. 2.1).
+
+The encoder runs over `[START] w_1 ... w_n [STOP]`. Each position's vector is split into a
+forward half and a backward half. Fencepost k (between words k and k+1, 0 <= k <= n) takes the
+forward half of the token on its left and the backward half of the token on its right, and
+span (i, j) is represented by the differences
+
+    s(i, j) = [f_j - f_i ; b_i - b_j].
+
+With `num_partitions > 1` the vector is first cut into that many equal slices (one per label
+attention head, Mrini et al. 2020, sec. 3) and the forward/backward split is made inside each
+slice; the span vector is the concatenation of the per-slice differences.
+"""
+from typing import Tuple
+
+import torch
+
+
+def span_indices(max_length: int, device: torch.device) -> Tuple[torch.Tensor, torch.Tensor]:
+    """All spans `(i, j)` with `0 <= i < j <= max_length`, ordered by `i` then `j`.
+
+    Returns two `LongTensor`s of shape `(num_spans,)`, `num_spans = n (n + 1) / 2`.
+    """
+    starts, ends = torch.triu_indices(max_length + 1, max_length + 1, offset=1, device=device)
+    return starts, ends
+
+
+def fencepost_span_features(
+    encoded: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, num_partitions: int = 1
+) -> torch.Tensor:
+    """
+    # Parameters
+
+    encoded : `torch.Tensor`
+        Shape `(batch_size, max_length + 2, dim)`: the encoder output over
+        `[START] words [STOP]` (sentences shorter than `max_length` are padded after their
+        STOP token; the padded positions only ever feed spans that the decoder ignores).
+    starts, ends : `torch.LongTensor`
+        Shape `(num_spans,)`, fencepost indices with `starts < ends`.
+    num_partitions : `int`, optional (default = `1`)
+        Number of equal slices of `dim` that are each split into forward/backward halves.
+
+    # Returns
+
+    `torch.Tensor` of shape `(batch_size, num_spans, dim)`.
+    """
+    batch_size, num_positions, dim = encoded.shape
+    if dim % (2 * num_partitions) != 0:
+        raise ValueError(
+            f"Span features split each of {num_partitions} slice(s) of the encoder output into "
+            f"forward/backward halves, so its dimension ({dim}) must be divisible by "
+            f"{2 * num_partitions}."
+        )
+    half = dim // (2 * num_partitions)
+    # shape (batch_size, max_length + 2, num_partitions, 2, half)
+    parts = encoded.view(batch_size, num_positions, num_partitions, 2, half)
+    # Fencepost k: forward half of token k, backward half of token k + 1 (token 0 is START).
+    # shape (batch_size, max_length + 1, num_partitions, half)
+    forward = parts[:, :-1, :, 0]
+    backward = parts[:, 1:, :, 1]
+    # shape (batch_size, num_spans, num_partitions, half)
+    span_forward = forward[:, ends] - forward[:, starts]
+    span_backward = backward[:, starts] - backward[:, ends]
+    # shape (batch_size, num_spans, num_partitions, 2, half) -> (batch_size, num_spans, dim)
+    return torch.stack([span_forward, span_backward], dim=3).reshape(batch_size, -1, dim)

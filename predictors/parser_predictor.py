@@ -1,0 +1,71 @@
+"""
+The predictor of the parsers: JSON in, trees out.
+
+Input: `{"sentence": "raw text"}` (split into Penn Treebank tokens by a rule-based
+tokenizer that needs no downloaded model; brackets become `-LRB-`/`-RRB-`), or
+`{"tokens": ["pre", "tokenised", "words"]}`; either may come with `"tags": [...]` (gold POS
+tags, used in the output tree by a model that does not predict tags).
+
+Output: `tree` (one-line bracketed tree), `words`, `pos_tags` (predicted, or given) and
+`spans` (labelled constituents as `[start, end_exclusive, label]`, unary chains joined with
+`+`).
+"""
+from typing import List
+
+from allennlp.common.checks import ConfigurationError
+from allennlp.common.util import JsonDict, sanitize
+from allennlp.data import Instance
+from allennlp.predictors.predictor import Predictor
+
+from lal_allennlp.data.tokenizer import ptb_tokenize
+
+OUTPUT_KEYS = ("tree", "words", "pos_tags", "spans")
+
+
+@Predictor.register("lal_parser")
+class ParserPredictor(Predictor):
+    """
+    Registered as a `Predictor` with name "lal_parser"; the default predictor of this
+    package's models. The dataset reader's `text_to_instance(tokens, tags)` builds instances.
+    """
+
+    def predict(self, sentence: str) -> JsonDict:
+        return self.predict_json({"sentence": sentence})
+
+    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        if "tokens" in json_dict:
+            tokens = json_dict["tokens"]
+            if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+                raise ConfigurationError(f'"tokens" must be a list of strings, got {tokens!r}')
+        elif "sentence" in json_dict:
+            tokens = ptb_tokenize(json_dict["sentence"])
+        else:
+            raise ConfigurationError(
+                f'Each input needs "sentence" (raw text) or "tokens" (a list of words); got the '
+                f"keys {sorted(json_dict)}."
+            )
+        if not tokens:
+            raise ConfigurationError(f"Cannot parse an empty sentence: {json_dict!r}")
+        tags = json_dict.get("tags")
+        if tags is not None and len(tags) != len(tokens):
+            raise ConfigurationError(
+                f"Got {len(tags)} tags for {len(tokens)} tokens ({tokens!r}); give one tag per "
+                "token, or none."
+            )
+        return self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
+
+    def predict_instance(self, instance: Instance) -> JsonDict:
+        return self._select(self._model.forward_on_instance(instance))
+
+    def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
+        return [self._select(output) for output in self._model.forward_on_instances(instances)]
+
+    @staticmethod
+    def _select(output: JsonDict) -> JsonDict:
+        result = {
+            "tree": output["trees"],
+            "words": output["words"],
+            "pos_tags": output["pos_tags"],
+            "spans": [list(span) for span in output["labelled_spans"]],
+        }
+        return sanitize(result)

@@ -1,0 +1,64 @@
+"""
+Installs `lal_allennlp` (with the top-level `predictors/` folder as `lal_allennlp.predictors`)
+and the `lal_allennlp_compat.pth` start-up file that applies the AllenNLP compatibility shims.
+
+AllenNLP itself is deliberately *not* an install requirement: its 2.10.1 pins cannot be
+resolved on Python 3.11. `make install` installs the pinned stack from `requirements.txt`,
+then `allennlp==2.10.1 allennlp-models==2.10.1` with `--no-deps`, then this package.
+"""
+import os
+
+from setuptools import find_packages, setup
+from setuptools.command.build_py import build_py
+from setuptools.command.editable_wheel import editable_wheel
+
+PTH_FILE = "lal_allennlp_compat.pth"
+
+
+class BuildPyWithPth(build_py):
+    """Copies the start-up `.pth` file to the root of the wheel (site-packages)."""
+
+    def run(self) -> None:
+        super().run()
+        self.copy_file(PTH_FILE, os.path.join(self.build_lib, PTH_FILE), preserve_mode=0)
+
+    def get_outputs(self, include_bytecode: bool = True) -> list:
+        return super().get_outputs(include_bytecode) + [os.path.join(self.build_lib, PTH_FILE)]
+
+
+class EditableWheelWithPth(editable_wheel):
+    """Adds the start-up `.pth` file to editable installs (`pip install -e .`) too."""
+
+    def _select_strategy(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        strategy = super()._select_strategy(*args, **kwargs)
+        original_call = strategy.__call__
+
+        class WithPth(type(strategy)):  # type: ignore[misc, valid-type]
+            def __call__(self, wheel, files, mapping):  # type: ignore[no-untyped-def]
+                original_call(wheel, files, mapping)
+                with open(PTH_FILE, encoding="utf-8") as pth:
+                    wheel.writestr(PTH_FILE, pth.read())
+
+        strategy.__class__ = WithPth
+        return strategy
+
+
+packages = find_packages(include=["lal_allennlp", "lal_allennlp.*"])
+packages.append("lal_allennlp.predictors")
+
+setup(
+    name="lal_allennlp",
+    version="0.1.0",
+    description="Label Attention Layer and span parsers for AllenNLP",
+    python_requires=">=3.10",
+    packages=packages,
+    package_dir={"lal_allennlp.predictors": "predictors"},
+    include_package_data=False,
+    install_requires=["numpy", "numba", "nltk", "torch"],
+    entry_points={
+        "console_scripts": [
+            "lal-parse=lal_allennlp.commands.parse:main",
+        ]
+    },
+    cmdclass={"build_py": BuildPyWithPth, "editable_wheel": EditableWheelWithPth},
+)

@@ -1,0 +1,49 @@
+"""Every file in training_config/ builds on fixture data and runs a forward pass."""
+from pathlib import Path
+
+import pytest
+from allennlp.common import Params
+from allennlp.data import Batch, DatasetReader, Vocabulary
+from allennlp.models import Model
+
+from tests.conftest import FIXTURES_ROOT, REPO_ROOT, minilm_dir
+
+CONFIGS = sorted((REPO_ROOT / "training_config").glob("*.jsonnet"))
+MINILM_HIDDEN = 384
+
+
+def _ext_vars() -> dict:
+    train, dev = str(FIXTURES_ROOT / "ptb" / "train"), str(FIXTURES_ROOT / "ptb" / "dev")
+    return {
+        "TRAIN_PATH": train,
+        "DEV_PATH": dev,
+        "PTB_TRAIN": train,
+        "PTB_DEV": dev,
+        "MINILM_DIR": minilm_dir(),
+        # Large-model configs are built with the small local MiniLM in place of their model.
+        "TRANSFORMER_MODEL": minilm_dir(),
+    }
+
+
+def test_there_are_configs():
+    assert len(CONFIGS) >= 2
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.name)
+def test_config_builds_and_runs_forward(config: Path):
+    params = Params.from_file(str(config), ext_vars=_ext_vars())
+    encoder = params["model"]["encoder"]
+    for key in ("input_dim", "input_size"):
+        if key in encoder and encoder[key] != MINILM_HIDDEN:
+            # The config is shaped for a larger transformer; resize its encoder for MiniLM.
+            encoder[key] = MINILM_HIDDEN
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(params.pop("train_data_path")))[:4]
+    assert instances
+    vocab = Vocabulary.from_instances(instances)
+    model = Model.from_params(vocab=vocab, params=params.pop("model"))
+    batch = Batch(instances)
+    batch.index_instances(vocab)
+    output = model(**batch.as_tensor_dict())
+    assert output["loss"].requires_grad
+    assert params.pop("trainer")["validation_metric"] == "+evalb_f1"
