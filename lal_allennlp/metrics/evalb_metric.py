@@ -1,0 +1,123 @@
+"""
+EVALB bracketing scores as an AllenNLP `Metric`, computed in-process by the pure-Python scorer
+of :mod:`lal_allennlp.metrics.evalb` (no compiled EVALB binary, no temporary files), so it can
+run on every validation batch and in distributed training.
+"""
+
+from typing import Dict, List, Optional
+
+import torch
+from allennlp.common.util import is_distributed
+from allennlp.nn.util import dist_reduce_sum
+from allennlp.training.metrics.metric import Metric
+from nltk import Tree
+
+from lal_allennlp.metrics.evalb import (
+    COLLINS,
+    NK,
+    EvalbCounts,
+    EvalbParams,
+    EvalbResult,
+    evalb_sentence,
+)
+
+_PRESETS = {"collins": COLLINS, "nk": NK}
+
+
+@Metric.register("lal_evalb")
+class EvalbMetric(Metric):
+    """
+    Labelled bracketing precision, recall and F1, complete match and tagging accuracy, exactly
+    as EVALB computes them over all sentences seen (see :mod:`lal_allennlp.metrics.evalb`).
+    Reported as fractions in [0, 1]. A predicted tree that is `None` or has no words counts as
+    a parser failure (no predicted bracket, no correct tag); pairs whose gold tree is `None`
+    are left out. Error sentences (gold and predicted words differ) are not scored, as in
+    EVALB, but unlike EVALB the metric never gives up after `MAX_ERROR` of them.
+
+    In distributed training the counts of each batch are summed over all workers when the
+    metric is called, so every worker reports the scores of all sentences. Every worker must
+    therefore call the metric the same number of times.
+
+    Registered as a `Metric` with name "lal_evalb".
+
+    # Parameters
+
+    preset : `str`, optional (default = `"collins"`)
+        The EVALB parameter set: `"collins"` (COLLINS.prm, the standard for English) or `"nk"`
+        (benepar's nk.prm, which also deletes `S1`, `?` and `!`).
+    parameter_file : `Optional[str]`, optional (default = `None`)
+        An EVALB `.prm` file to read instead of `preset` (e.g. another language's punctuation).
+    """
+
+    supports_distributed = True
+
+    def __init__(self, preset: str = "collins", parameter_file: Optional[str] = None) -> None:
+        if parameter_file is not None:
+            self._params = EvalbParams.from_prm_file(parameter_file)
+        elif preset.lower() in _PRESETS:
+            self._params = _PRESETS[preset.lower()]
+        else:
+            raise ValueError(
+                f"unknown EVALB preset {preset!r}: use one of {sorted(_PRESETS)} or give a "
+                "parameter_file"
+            )
+        self._counts = EvalbCounts()
+
+    @property
+    def params(self) -> EvalbParams:
+        """The EVALB settings in use."""
+        return self._params
+
+    @property
+    def counts(self) -> EvalbCounts:
+        """The counts accumulated so far (summed over workers)."""
+        return self._counts
+
+    def __call__(  # type: ignore[override]
+        self, predicted_trees: List[Optional[Tree]], gold_trees: List[Optional[Tree]]
+    ) -> None:
+        """
+        # Parameters
+
+        predicted_trees : `List[Optional[Tree]]`
+            The parser's trees; `None` (or a tree without words) for a parser failure.
+        gold_trees : `List[Optional[Tree]]`
+            The gold trees, in the same order; pairs whose gold tree is `None` are skipped.
+        """
+        if len(predicted_trees) != len(gold_trees):
+            raise ValueError(
+                f"EvalbMetric got {len(predicted_trees)} predicted trees but "
+                f"{len(gold_trees)} gold trees; they must be aligned one to one"
+            )
+        batch = EvalbCounts()
+        for predicted, gold in zip(predicted_trees, gold_trees):
+            if gold is not None:
+                batch += evalb_sentence(gold, predicted, self._params)
+        if is_distributed():
+            # shape (num_fields,); summed over workers on the process group's device
+            reduced = dist_reduce_sum(torch.tensor(batch.to_list(), dtype=torch.long))
+            batch = EvalbCounts.from_list(reduced.tolist())
+        self._counts += batch
+
+    def get_metric(self, reset: bool = False) -> Dict[str, float]:
+        """
+        # Returns
+
+        `Dict[str, float]`
+            `evalb_precision`, `evalb_recall`, `evalb_f1`, `evalb_complete_match` and
+            `evalb_tagging_accuracy`, fractions in [0, 1] (0 when nothing was counted).
+        """
+        result = EvalbResult.from_counts(self._counts)
+        metrics = {
+            "evalb_precision": result.precision,
+            "evalb_recall": result.recall,
+            "evalb_f1": result.f1,
+            "evalb_complete_match": result.complete_match,
+            "evalb_tagging_accuracy": result.tagging_accuracy,
+        }
+        if reset:
+            self.reset()
+        return metrics
+
+    def reset(self) -> None:
+        self._counts = EvalbCounts()
