@@ -1,0 +1,405 @@
+"""
+Dataset reader for bracketed constituency treebanks (Penn Treebank WSJ `.mrg` files and
+one-tree-per-line files) for span-based parsers (Stern et al. 2017; Kitaev & Klein 2018;
+Mrini et al. 2020). Trees are normalised with `trees.normalise_tree` and turned into gold
+labelled spans with `trees.tree_to_spans`.
+"""
+
+import glob
+import logging
+import os
+import re
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+import torch.distributed as dist
+from allennlp.common import util
+from allennlp.common.checks import ConfigurationError
+from allennlp.data.dataset_readers.dataset_reader import DatasetReader
+from allennlp.data.fields import Field, ListField, MetadataField, SequenceLabelField, SpanField
+from allennlp.data.fields import TextField
+from allennlp.data.instance import Instance
+from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
+from allennlp.data.tokenizers import Token
+from nltk import Tree
+
+from lal_allennlp.data.trees import TreebankFormatError, normalise_tree, parse_trees
+from lal_allennlp.data.trees import tree_to_spans
+
+logger = logging.getLogger(__name__)
+
+# Files read from a directory or a WSJ file-id range.
+TREEBANK_SUFFIXES = (".mrg", ".tree", ".trees", ".txt")
+# `DIR/wsj_0001-0159` (also `DIR/wsj_0001-wsj_0159`): a file-id prefix and a numeric range.
+_RANGE_RE = re.compile(r"^(?P<prefix>.*?)(?P<low>\d+)-(?:(?P=prefix))?(?P<high>\d+)$")
+_GLOB_CHARACTERS = re.compile(r"[*?\[]")
+
+
+class TreebankPathError(ConfigurationError, FileNotFoundError):
+    """A treebank path names no file; both a `ConfigurationError` and a `FileNotFoundError`."""
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        return (self.__class__, (self.message,))
+
+
+def _treebank_files_under(directory: str) -> List[str]:
+    """Treebank files in `directory` and its sub-folders, sorted by their relative path."""
+    found = []
+    for root, folders, files in os.walk(directory):
+        folders.sort()
+        for name in files:
+            if name.endswith(TREEBANK_SUFFIXES):
+                found.append(os.path.join(root, name))
+    return sorted(found, key=lambda path: os.path.relpath(path, directory))
+
+
+def resolve_treebank_paths(file_path: Union[str, "os.PathLike[str]"]) -> List[str]:
+    """
+    Turns a treebank path into the sorted list of files it names. Tried in this order:
+
+    1. an existing file: that file;
+    2. an existing directory: every `*.mrg`, `*.tree`, `*.trees` and `*.txt` file in it and its
+       sub-folders (the LDC layout `wsj/00/wsj_0001.mrg` works), sorted by relative path;
+    3. a glob such as `data/*.mrg` or `wsj/**/wsj_01*.mrg` (`**` crosses folders): the matching
+       files, and the treebank files of any matching directory;
+    4. a WSJ file-id range `DIR/wsj_0001-0159` (or `DIR/wsj_0001-wsj_0159`): the treebank files
+       in `DIR` and its sub-folders whose name is the prefix (`wsj_`) followed by a number of
+       the same number of digits between the two bounds, inclusive (`wsj_0001.mrg` ...
+       `wsj_0159.mrg`).
+
+    # Raises
+
+    `TreebankPathError` (a `ConfigurationError` and a `FileNotFoundError`) naming the path and
+    what was tried, if nothing matches.
+    """
+    path = os.fspath(file_path)
+    expanded = os.path.expanduser(path)
+    if os.path.isfile(expanded):
+        return [expanded]
+    if os.path.isdir(expanded):
+        files = _treebank_files_under(expanded)
+        if not files:
+            raise TreebankPathError(
+                f"The treebank directory {path!r} holds no {'/'.join(TREEBANK_SUFFIXES)} files."
+            )
+        return files
+    tried = ["a file", "a directory"]
+    if _GLOB_CHARACTERS.search(expanded):
+        files = []
+        for match in sorted(glob.glob(expanded, recursive=True)):
+            if os.path.isfile(match):
+                files.append(match)
+            elif os.path.isdir(match):
+                files.extend(_treebank_files_under(match))
+        if files:
+            return files
+        tried.append("a glob pattern (it matched no files)")
+    directory, name = os.path.split(expanded)
+    range_match = _RANGE_RE.match(name)
+    if range_match is not None:
+        prefix, low, high = range_match.group("prefix", "low", "high")
+        if int(low) > int(high):
+            raise TreebankPathError(
+                f"The file-id range in {path!r} is empty: {low} is greater than {high}."
+            )
+        if not os.path.isdir(directory or "."):
+            raise TreebankPathError(
+                f"The treebank path {path!r} is a file-id range, but its directory "
+                f"{directory!r} does not exist."
+            )
+        name_re = re.compile(re.escape(prefix) + r"(\d{" + str(len(low)) + r"})(?!\d)")
+        files = []
+        for candidate in _treebank_files_under(directory or "."):
+            match = name_re.match(os.path.basename(candidate))
+            if match is not None and int(low) <= int(match.group(1)) <= int(high):
+                files.append(candidate)
+        if files:
+            return files
+        tried.append(
+            f"a file-id range: no {'/'.join(TREEBANK_SUFFIXES)} file in {directory or '.'!r} is "
+            f"named {prefix}{low} ... {prefix}{high}"
+        )
+    else:
+        tried.append("a file-id range like DIR/wsj_0001-0159 (the name is not one)")
+    raise TreebankPathError(
+        f"No treebank files found at {path!r}. Tried it as {'; as '.join(tried)}."
+    )
+
+
+def _decode(path: str, data: bytes) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise TreebankFormatError(
+            path,
+            line,
+            f"not valid UTF-8 at byte offset {error.start} (byte 0x{data[error.start]:02x})",
+            "convert the file to UTF-8, e.g. `iconv -f latin1 -t utf-8`",
+        ) from None
+
+
+@DatasetReader.register("lal_ptb")
+class PennTreebankReader(DatasetReader):
+    """
+    Reads bracketed constituency trees (raw WSJ `.mrg` files with multi-line trees and an
+    unlabelled outer bracket, or one tree per line) and makes one `Instance` per sentence with
+    the gold labelled spans of the normalised tree: `-NONE-` empty elements and the
+    constituents they leave empty removed, function tags and co-indices stripped, unary chains
+    collapsed into joint labels such as `S+VP`.
+
+    Registered as a `DatasetReader` with name "lal_ptb".
+
+    `file_path` may be a file, a directory (its `*.mrg`, `*.tree`, `*.trees` and `*.txt`
+    files, sub-folders included, sorted), a glob (`data/*.mrg`), or a directory plus a WSJ
+    file-id range, `DIR/wsj_0001-0159`: the files `wsj_0001*` ... `wsj_0159*` in `DIR` (see
+    `resolve_treebank_paths`).
+
+    Instances are sharded over distributed workers and data-loader processes by tree.
+
+    # Parameters
+
+    token_indexers : `Optional[Dict[str, TokenIndexer]]`, optional (default = `None`)
+        How the words are indexed; `None` means `{"tokens": SingleIdTokenIndexer()}`.
+    max_length : `Optional[int]`, optional (default = `None`)
+        Sentences with more words than this are skipped (for training); they are counted, and
+        the count is logged at the end of reading. `None` keeps every sentence.
+    on_error : `str`, optional (default = `"raise"`)
+        What to do with a malformed file or tree (unbalanced brackets, text outside brackets, a
+        tree with no words once `-NONE-` elements are removed, an empty or non-UTF-8 file):
+        `"raise"` raises a `TreebankFormatError` naming the file and line; `"skip"` logs a
+        warning naming the file, line and reason, goes on with the next tree (or file), and
+        logs how many were skipped at the end of reading.
+    **kwargs
+        Passed to `DatasetReader` (e.g. `max_instances`).
+    """
+
+    def __init__(
+        self,
+        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
+        max_length: Optional[int] = None,
+        on_error: str = "raise",
+        **kwargs,
+    ) -> None:
+        super().__init__(
+            manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs
+        )
+        if on_error not in ("raise", "skip"):
+            raise ConfigurationError(f'on_error must be "raise" or "skip", not {on_error!r}.')
+        if max_length is not None and max_length < 1:
+            raise ConfigurationError(f"max_length must be at least 1 (or null), not {max_length}.")
+        self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
+        self._max_length = max_length
+        self._on_error = on_error
+        # Counts of the last `_read`: files, trees, skipped_errors and skipped_too_long over all
+        # shards; instances made by this process.
+        self.stats: Dict[str, int] = {}
+
+    def _items(
+        self, paths: List[str]
+    ) -> Iterator[Tuple[str, Optional[int], Optional[Tree], Optional[TreebankFormatError]]]:
+        """
+        Yields `(path, line, tree, None)` for each tree and `(path, line, None, error)` for each
+        problem, in file order; raises at once if `on_error` is "raise".
+        """
+        collect = self._on_error == "skip"
+        for path in paths:
+            try:
+                with open(path, "rb") as treebank_file:
+                    text = _decode(path, treebank_file.read())
+                if not text.strip():
+                    raise TreebankFormatError(
+                        path, None, "the file is empty", "remove it or point the reader elsewhere"
+                    )
+            except TreebankFormatError as error:
+                if not collect:
+                    raise
+                yield path, error.line, None, error
+                continue
+            errors: Optional[List[TreebankFormatError]] = [] if collect else None
+            for tree, line in parse_trees(text, path, errors):
+                while errors:
+                    error = errors.pop(0)
+                    yield path, error.line, None, error
+                yield path, line, tree, None
+            for error in errors or []:
+                yield path, error.line, None, error
+
+    def _is_first_shard(self) -> bool:
+        """Whether this process logs: every shard sees every tree, so only one of them logs."""
+        if util.is_distributed() and dist.get_rank() != 0:
+            return False
+        return self._worker_info is None or self._worker_info.id == 0
+
+    def _trees(
+        self, paths: List[str]
+    ) -> Iterator[Tuple[Tree, Tuple[List[str], List[str], List[Tuple[int, int, str]]]]]:
+        """
+        Normalised, checked trees of `paths`, before sharding: every shard reads all trees (it
+        is cheap) so that errors and skips are handled and counted the same way everywhere.
+        """
+        stats = self.stats
+        log = self._is_first_shard()
+        for path, line, tree, error in self._items(paths):
+            if tree is not None:
+                stats["trees"] += 1
+                try:
+                    normalised = normalise_tree(tree)
+                    if normalised is None:
+                        raise TreebankFormatError(
+                            path,
+                            line,
+                            "the tree has no words once -NONE- empty elements are removed",
+                            "remove the tree or give it words",
+                        )
+                    # Also checks that the labels can be joined into unary-chain labels.
+                    spans = tree_to_spans(normalised)
+                    length = len(spans[0])
+                except TreebankFormatError as tree_error:
+                    error = tree_error
+                except ValueError as value_error:
+                    error = TreebankFormatError(path, line, str(value_error))
+            if error is not None:
+                if self._on_error == "raise":
+                    raise error
+                stats["skipped_errors"] += 1
+                if log:
+                    logger.warning("Skipped (on_error='skip'): %s", error)
+                continue
+            if self._max_length is not None and length > self._max_length:
+                stats["skipped_too_long"] += 1
+                if log:
+                    logger.debug(
+                        "Skipped the %d-word sentence at %s, line %s (max_length=%d)",
+                        length,
+                        path,
+                        line,
+                        self._max_length,
+                    )
+                continue
+            yield normalised, spans
+
+    def _read(self, file_path) -> Iterable[Instance]:  # type: ignore[no-untyped-def]
+        paths = resolve_treebank_paths(file_path)
+        log = self._is_first_shard()
+        if log:
+            logger.info("Reading trees from %d file(s) at %s", len(paths), file_path)
+        stats = {"files": len(paths), "trees": 0, "instances": 0}
+        stats.update({"skipped_errors": 0, "skipped_too_long": 0})
+        self.stats = stats
+        for tree, (words, tags, spans) in self.shard_iterable(self._trees(paths)):
+            stats["instances"] += 1
+            yield self._make_instance(words, tags, spans, tree)
+        if not log:
+            return
+        logger.info(
+            "Read %d tree(s) from %d file(s) at %s; this process made %d instance(s)",
+            stats["trees"],
+            stats["files"],
+            file_path,
+            stats["instances"],
+        )
+        if stats["skipped_too_long"]:
+            logger.info(
+                "Skipped %d sentence(s) longer than max_length=%d",
+                stats["skipped_too_long"],
+                self._max_length,
+            )
+        if stats["skipped_errors"]:
+            logger.warning(
+                "Skipped %d malformed tree(s) or file(s) in %s (on_error='skip'); each is logged "
+                "above with its file and line",
+                stats["skipped_errors"],
+                file_path,
+            )
+
+    def text_to_instance(  # type: ignore[override]
+        self,
+        tokens: Optional[List[str]],
+        tags: Optional[List[str]] = None,
+        tree: Optional[Tree] = None,
+    ) -> Instance:
+        """
+        Makes an instance from words, optional POS tags and an optional gold tree; no I/O.
+
+        # Parameters
+
+        tokens : `Optional[List[str]]`
+            The words. May be `None` when `tree` is given; otherwise they must equal its words.
+        tags : `Optional[List[str]]`, optional (default = `None`)
+            One POS tag per word. When `None` and `tree` is given, the tree's tags are used.
+        tree : `Optional[Tree]`, optional (default = `None`)
+            A gold tree normalised by `normalise_tree` (rooted in `TOP`).
+
+        # Returns
+
+        An `Instance` with the fields
+
+        tokens : `TextField`
+            The words.
+        pos_tags : `SequenceLabelField`, namespace "pos_tags"
+            Only when tags are known.
+        gold_spans : `ListField[SpanField]`
+            Only with a tree: its labelled spans, with INCLUSIVE ends (`SpanField(start,
+            end_exclusive - 1)`), sorted by (start, -end). A tree without spans (one word
+            straight under `TOP`) gets a single `(-1, -1)` span, exactly like batch padding,
+            so mask spans with `gold_spans[..., 0] >= 0`.
+        gold_span_labels : `SequenceLabelField`, namespace "span_labels"
+            Only with a tree: the joint labels (`S+VP`) of `gold_spans`; the `(-1, -1)` span
+            gets index 0, like padding.
+        metadata : `MetadataField`
+            `{"words": tokens, "pos_tags": tags or None, "gold_tree": tree}`.
+        """
+        spans: List[Tuple[int, int, str]] = []
+        if tree is not None:
+            if isinstance(tree, str) or tree.label() != "TOP":
+                raise ValueError(
+                    "text_to_instance needs a tree normalised by normalise_tree (rooted in TOP)"
+                )
+            tree_words, tree_tags, spans = tree_to_spans(tree)
+            if tokens is None:
+                tokens = tree_words
+            elif list(tokens) != tree_words:
+                raise ValueError(f"the tokens {tokens} are not the words of the tree {tree_words}")
+            if tags is None:
+                tags = tree_tags
+        if tokens is None:
+            raise ValueError("text_to_instance needs tokens or a tree")
+        tokens = list(tokens)
+        if not tokens:
+            raise ValueError("cannot make an instance of an empty sentence")
+        if tags is not None:
+            tags = list(tags)
+            if len(tags) != len(tokens):
+                raise ValueError(f"{len(tokens)} tokens but {len(tags)} POS tags: {tags}")
+        return self._make_instance(tokens, tags, spans, tree)
+
+    def _make_instance(
+        self,
+        tokens: List[str],
+        tags: Optional[List[str]],
+        spans: List[Tuple[int, int, str]],
+        tree: Optional[Tree],
+    ) -> Instance:
+        text_field = TextField([Token(word) for word in tokens], self._token_indexers)
+        fields: Dict[str, Field] = {"tokens": text_field}
+        if tags is not None:
+            fields["pos_tags"] = SequenceLabelField(tags, text_field, label_namespace="pos_tags")
+        if tree is not None:
+            if spans:
+                span_fields = [SpanField(start, end - 1, text_field) for start, end, _ in spans]
+                labels: Union[List[str], List[int]] = [label for _, _, label in spans]
+            else:
+                span_fields = [SpanField(-1, -1, text_field)]
+                labels = [0]
+            gold_spans = ListField(span_fields)
+            fields["gold_spans"] = gold_spans
+            fields["gold_span_labels"] = SequenceLabelField(
+                labels, gold_spans, label_namespace="span_labels"
+            )
+        fields["metadata"] = MetadataField(
+            {"words": tokens, "pos_tags": tags or None, "gold_tree": tree}
+        )
+        return Instance(fields)
+
+    def apply_token_indexers(self, instance: Instance) -> None:
+        instance.fields["tokens"]._token_indexers = self._token_indexers  # type: ignore
