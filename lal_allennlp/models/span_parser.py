@@ -26,7 +26,7 @@ from lal_allennlp.metrics import EvalbMetric
 from lal_allennlp.modules import (
     SentenceBoundaries,
     SpanLabelScorer,
-    fencepost_span_features,
+    fencepost_features,
     span_indices,
 )
 
@@ -142,10 +142,10 @@ class SpanConstituencyParser(Model):
         encoded = self.dropout(self.encoder(bounded, bounded_mask))
 
         starts, ends = span_indices(max_length, encoded.device)
-        # shape (batch_size, num_spans, encoder_dim)
-        span_vectors = fencepost_span_features(encoded, starts, ends, self.span_partitions)
+        # shape (batch_size, max_length + 1, encoder_dim)
+        fenceposts = fencepost_features(encoded, self.span_partitions)
         # shape (batch_size, num_spans, num_span_labels + 1); label 0 is empty (score 0)
-        span_scores = self.span_label_scorer(span_vectors)
+        span_scores = self.span_label_scorer(fenceposts, starts, ends)
 
         # shape (batch_size, max_length + 1, max_length + 1, num_span_labels + 1)
         chart = span_scores.new_zeros(

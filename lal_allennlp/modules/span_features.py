@@ -12,6 +12,11 @@ span (i, j) is represented by the differences
 With `num_partitions > 1` the vector is first cut into that many equal slices (one per label
 attention head, Mrini et al. 2020, sec. 3) and the forward/backward split is made inside each
 slice; the span vector is the concatenation of the per-slice differences.
+
+Because `s(i, j) = g_j - g_i` with the fencepost vector `g_k = [f_k ; -b_k]` (laid out like the
+span vector), any linear map of a span vector is a difference of the same map applied to two
+fenceposts: `W s(i, j) = W g_j - W g_i`. `SpanLabelScorer` uses this to apply its first layer
+to the n + 1 fenceposts instead of the n (n + 1) / 2 spans.
 """
 from typing import Tuple
 
@@ -27,9 +32,7 @@ def span_indices(max_length: int, device: torch.device) -> Tuple[torch.Tensor, t
     return starts, ends
 
 
-def fencepost_span_features(
-    encoded: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, num_partitions: int = 1
-) -> torch.Tensor:
+def fencepost_features(encoded: torch.Tensor, num_partitions: int = 1) -> torch.Tensor:
     """
     # Parameters
 
@@ -37,14 +40,13 @@ def fencepost_span_features(
         Shape `(batch_size, max_length + 2, dim)`: the encoder output over
         `[START] words [STOP]` (sentences shorter than `max_length` are padded after their
         STOP token; the padded positions only ever feed spans that the decoder ignores).
-    starts, ends : `torch.LongTensor`
-        Shape `(num_spans,)`, fencepost indices with `starts < ends`.
     num_partitions : `int`, optional (default = `1`)
         Number of equal slices of `dim` that are each split into forward/backward halves.
 
     # Returns
 
-    `torch.Tensor` of shape `(batch_size, num_spans, dim)`.
+    `torch.Tensor` of shape `(batch_size, max_length + 1, dim)`: `g_k = [f_k ; -b_k]` per
+    slice, so that the span vector of `(i, j)` is `g_j - g_i`.
     """
     batch_size, num_positions, dim = encoded.shape
     if dim % (2 * num_partitions) != 0:
@@ -60,8 +62,19 @@ def fencepost_span_features(
     # shape (batch_size, max_length + 1, num_partitions, half)
     forward = parts[:, :-1, :, 0]
     backward = parts[:, 1:, :, 1]
-    # shape (batch_size, num_spans, num_partitions, half)
-    span_forward = forward[:, ends] - forward[:, starts]
-    span_backward = backward[:, starts] - backward[:, ends]
-    # shape (batch_size, num_spans, num_partitions, 2, half) -> (batch_size, num_spans, dim)
-    return torch.stack([span_forward, span_backward], dim=3).reshape(batch_size, -1, dim)
+    # shape (batch_size, max_length + 1, dim)
+    return torch.stack([forward, -backward], dim=3).reshape(batch_size, num_positions - 1, dim)
+
+
+def fencepost_span_features(
+    encoded: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor, num_partitions: int = 1
+) -> torch.Tensor:
+    """
+    The span vectors `s(i, j)` themselves, for the spans `(starts[m], ends[m])`.
+
+    # Returns
+
+    `torch.Tensor` of shape `(batch_size, num_spans, dim)`.
+    """
+    fenceposts = fencepost_features(encoded, num_partitions)
+    return fenceposts[:, ends] - fenceposts[:, starts]

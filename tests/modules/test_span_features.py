@@ -1,0 +1,56 @@
+import torch
+
+from lal_allennlp.modules import (
+    SentenceBoundaries,
+    SpanLabelScorer,
+    fencepost_features,
+    fencepost_span_features,
+    span_indices,
+)
+
+
+def test_span_vector_by_hand_one_partition():
+    # 2 words -> positions START, w1, w2, STOP; dim 4 = forward (2) + backward (2).
+    encoded = torch.arange(16, dtype=torch.float).view(1, 4, 4)
+    starts, ends = torch.tensor([0]), torch.tensor([2])
+    span = fencepost_span_features(encoded, starts, ends)[0, 0]
+    # f_2 - f_0 = fwd(w2) - fwd(START); b_0 - b_2 = bwd(w1) - bwd(STOP)
+    expected = torch.cat([encoded[0, 2, :2] - encoded[0, 0, :2], encoded[0, 1, 2:] - encoded[0, 3, 2:]])
+    assert torch.equal(span, expected)
+
+
+def test_span_vector_splits_each_partition():
+    encoded = torch.randn(1, 5, 8)
+    starts, ends = torch.tensor([1]), torch.tensor([3])
+    span = fencepost_span_features(encoded, starts, ends, num_partitions=2)[0, 0]
+    pieces = []
+    for p in range(2):
+        slice_ = encoded[0, :, 4 * p : 4 * p + 4]
+        pieces.append(slice_[3, :2] - slice_[1, :2])
+        pieces.append(slice_[2, 2:] - slice_[4, 2:])
+    assert torch.allclose(span, torch.cat(pieces))
+
+
+def test_fencepost_scoring_equals_scoring_explicit_span_vectors():
+    torch.manual_seed(0)
+    encoded = torch.randn(3, 9, 12)
+    starts, ends = span_indices(7, encoded.device)
+    scorer = SpanLabelScorer(12, 10, 5).eval()
+    fast = scorer(fencepost_features(encoded, 3), starts, ends)
+    slow = scorer.score_span_vectors(fencepost_span_features(encoded, starts, ends, 3))
+    assert fast.shape == (3, 28, 6)
+    assert torch.allclose(fast, slow, atol=1e-5)
+    assert torch.all(fast[..., 0] == 0)
+
+
+def test_sentence_boundaries_place_start_and_stop():
+    boundaries = SentenceBoundaries(3)
+    embedded = torch.ones(2, 4, 3)
+    mask = torch.tensor([[True, True, True, True], [True, True, False, False]])
+    padded, new_mask = boundaries(embedded, mask)
+    assert padded.shape == (2, 6, 3)
+    assert torch.allclose(padded[1, 0], boundaries.start)
+    assert torch.allclose(padded[1, 3], boundaries.stop)
+    assert torch.allclose(padded[0, 5], boundaries.stop)
+    assert torch.equal(padded[1, 4:], torch.zeros(2, 3))
+    assert new_mask.tolist() == [[True] * 6, [True] * 4 + [False] * 2]
