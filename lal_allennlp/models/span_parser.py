@@ -48,9 +48,11 @@ class SpanConstituencyParser(Model):
         dimension and its output dimension must be even (forward/backward halves).
     span_hidden_dim : `int`, optional (default = `250`)
         Hidden size of the span label classifier (Kitaev & Klein use 250).
-    span_partitions : `int`, optional (default = `1`)
+    span_partitions : `int`, optional (default = `None`)
         Number of slices of the encoder output that are each split into forward/backward
-        halves for the span features (the label attention layer uses one per head).
+        halves for the span features. By default the encoder's `output_partitions` (one per
+        label attention head for the label attention layer, Mrini et al. 2020 sec. 3), or 1
+        for encoders that have none.
     dropout : `float`, optional (default = `0.2`)
         Dropout on the embeddings, the encoder output and in the label classifier.
     predict_pos_tags : `bool`, optional (default = `True`)
@@ -67,7 +69,7 @@ class SpanConstituencyParser(Model):
         text_field_embedder: TextFieldEmbedder,
         encoder: Seq2SeqEncoder,
         span_hidden_dim: int = 250,
-        span_partitions: int = 1,
+        span_partitions: Optional[int] = None,
         dropout: float = 0.2,
         predict_pos_tags: bool = True,
         pos_tag_loss_weight: float = 1.0,
@@ -83,6 +85,8 @@ class SpanConstituencyParser(Model):
                 f"must equal the encoder's input dimension ({encoder.get_input_dim()})."
             )
         encoder_dim = encoder.get_output_dim()
+        if span_partitions is None:
+            span_partitions = getattr(encoder, "output_partitions", 1)
         if encoder_dim % (2 * span_partitions) != 0:
             raise ConfigurationError(
                 f"The encoder output dimension ({encoder_dim}) must be divisible by "

@@ -1,0 +1,643 @@
+"""Exact batched decoders for the joint span (HPSG-style) representation (numba, CPU).
+
+Implements the decoder of Zhou & Zhao (2019), "Head-Driven Phrase Structure Grammar Parsing on Penn
+Treebank" (ACL), sec. 3.3, used unchanged by Mrini et al. (2020), "Rethinking Self-Attention:
+Towards Interpretability in Neural Parsing" (Findings of EMNLP, LAL-Parser): one binary tree over
+the words whose every span has a head word, so that a constituency tree and a dependency tree are
+decoded together. Two exact algorithms return bit-identical results:
+
+* ``algorithm="cubic5"``: the authors' O(n^5) recurrence (their ``hpsg_decoder.pyx``: loops over
+  split k, left head, right head, with value and back-pointer charts and strict ``>`` updates),
+  compiled with numba and batched exactly like the fast one so that speed comparisons are fair.
+* ``algorithm="fast"``: an O(n^4) algorithm (below) that separates the choice of the dependent's
+  head from the choice of the split point; about 10x to 40x faster on one core (see
+  ``benchmarks/joint_span_speed.py``).
+
+Semantics (one sentence of n words, fenceposts 0..n, word w is span (w - 1, w))
+-------------------------------------------------------------------------------
+Inputs, combined exactly as given (the caller applies the lambda / 1 - lambda weights):
+
+* ``span_scores[i, j, l]``, i < j: score of span (i, j) with label l; l = 0 is "empty" (not a
+  constituent), l = 1 is ``<H>`` (the sub-head node), 2..L-1 are phrase labels; L >= 3.
+* ``arc_scores[h, d]``: score of the arc head h -> dependent word d, for d in 1..n and h in 0..n
+  (h = 0 is the root). Column 0 and the diagonal are never read.
+
+Label tables. ``one_label(i, j)`` is the best *non-empty* label of (i, j), where ``<H>`` is not
+allowed on a single word (j - i == 1) nor on the whole sentence (j - i == n); ``multi_label(i, j)``
+is the best of that and the empty label. Charts, for i < h <= j:
+
+* ``one[i, j, h]``: best subtree over (i, j) headed by word h whose span takes ``one_label``;
+* ``multi[i, j, h]``: the same whose span takes ``multi_label`` (may be empty);
+* ``X[i, j, h]``: the value of (i, j, h) as a *dependent*: ``one``, except for a single word,
+  where it is ``multi`` (a single-word dependent may be empty).
+
+Single words: ``one[w-1, w, w] = one_label``, ``multi[w-1, w, w] = multi_label``. A longer span
+(i, j) is split at i < k < j into two children; one child contains the head h (the *head child*,
+``multi``), the head d of the other child (the *dependent child*, ``X``) attaches to h::
+
+    raw[i, j, h] = max over k in (i, j) of
+        if h > k:  max_{d in (i, k]}  (X[i, k, d] + arc[h, d]) + multi[k, j, h]    (head right)
+        if h <= k: max_{d in (k, j]}  (X[k, j, d] + arc[h, d]) + multi[i, k, h]    (head left)
+    one[i, j, h]   = raw[i, j, h] + score(one_label(i, j))
+    multi[i, j, h] = raw[i, j, h] + score(multi_label(i, j))
+
+Root: ``score = max_h one[0, n, h] + arc[0, h]`` (for n = 1, ``one[0, 1, 1] = one_label(0, 1)``).
+The tree score is therefore the sum of the 2n - 1 chosen span-label scores and the n arc scores:
+the whole sentence takes ``one_label``, every head child and every single-word dependent
+``multi_label``, every longer dependent ``one_label``.
+
+Arithmetic and ties (identical in :mod:`~lal_allennlp.decoding.joint_span_reference`):
+
+* Everything is computed in the working dtype: float32 if both inputs are float32, else float64,
+  with the additions grouped exactly as written above, so all three implementations return the
+  same bits. (The authors add ``X + multi`` first, then the arc; we add the arc first because
+  the fast algorithm needs ``max_d (X + arc)`` as a unit. Exact values are the same; only the
+  rounding of near-ties can differ from the authors' float32 code.)
+* Ties: smallest root head h; then, in every span, smallest split k, then smallest dependent head
+  d (this is the order of the authors' loops ``for k: for hl: for hr`` with strict ``>``); among
+  labels the smallest label id, so empty beats an equal non-empty label (the authors do that for
+  single words but prefer the non-empty label on longer spans; only exact ties are affected).
+* For n = 1 the single span is the whole sentence and takes ``one_label`` (the authors' traceback
+  prints the ``multi`` label there although their score uses ``one``).
+
+Outputs: ``spans[b]`` int64 (2n - 1, 3) rows (i, j, label) in pre-order (parent, left subtree,
+right subtree); ``heads[b]`` int64 (n,), ``heads[b][w - 1]`` = head of word w (0 = root);
+``scores`` float64 (batch,), the tree scores (as computed in the working dtype).
+
+The fast algorithm, O(n^4), exact
+---------------------------------
+The O(n^5) recurrence maximises over (k, d) jointly. Since the split k fixes the dependent
+child's span and the arc term only needs its head d, the max over d can be taken first, once per
+(dependent span, outside head h) pair, and reused for every enclosing span::
+
+    DL[i, k, h] = max_{d in (i, k]} X[i, k, d] + arc[h, d]    for h in (k, n]   (left dependent)
+    DR[k, j, h] = max_{d in (k, j]} X[k, j, d] + arc[h, d]    for h in [1, k]   (right dependent)
+    raw[i, j, h] = max_{k in (i, j)} (DL[i, k, h] + multi[k, j, h]  if h > k  else
+                                      DR[k, j, h] + multi[i, k, h])
+
+Computing DL/DR costs sum over spans of (j - i)(n - (j - i)) ~ n^4 / 12 and the split maximum
+sum over spans of (j - i)(j - i - 1) ~ n^4 / 12 (the O(n^5) loop does 2 * n^5 / 120 candidate
+updates). It is exact bit for bit because rounding is monotone: ``fl(fl(a) + c)`` is
+non-decreasing in ``a``, so ``fl(max_d fl(X + arc) + multi) == max_d fl(fl(X + arc) + multi)``.
+
+Layout: the split maximum is one contiguous vector loop over h in (i, j] per k, because ``DL`` and
+``multi`` of a span are stored in the free parts of two charts, ``S[i, k, h]`` (indexed by start:
+``multi[i, k, h]`` for h in (i, k], ``DL[i, k, h]`` for h > k) and ``E[j, k, h]`` (indexed by end:
+``DR[k, j, h]`` for h <= k, ``multi[k, j, h]`` for h in (k, j]), so that for every h in (i, j]::
+
+    raw[i, j, h] = max_{k in (i, j)} S[i, k, h] + E[j, k, h].
+
+No back-pointers are kept: the traceback recomputes, for the 2n - 1 nodes of the best tree only,
+the first (k, d) whose candidate equals the node's maximum (O(n) per node), which is the tie rule
+above. Maxima use ``llvm.maxnum`` so that LLVM vectorises them; they are exact in any order, and
+the fastmath flags used (no-NaN, no-signed-zero) change no result. NaN scores are not supported.
+"""
+
+from typing import List, Tuple
+
+import numba
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from lal_allennlp.decoding.cky import _maxnum, _seg_max
+
+__all__ = ["joint_span_decode", "ALGORITHMS"]
+
+ALGORITHMS = ("fast", "cubic5")
+EMPTY = 0  # label id of "no constituent"
+SUB_HEAD = 1  # label id of <H>
+_FASTMATH = {"nnan", "nsz"}  # exact for finite inputs; lets the max reductions vectorise
+_ROLE_HEAD, _ROLE_DEP, _ROLE_ROOT = 0, 1, 2
+
+
+# ----------------------------------------------------------------------------------------------
+# Shared pieces: label tables, label ids, output of one node.
+# ----------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, fastmath=_FASTMATH, inline="always")
+def _first_label(i, j, n):  # pragma: no cover - compiled code
+    """Smallest label id allowed for a non-empty span (i, j): no <H> on words or the sentence."""
+    return SUB_HEAD + 1 if j - i == 1 or j - i == n else SUB_HEAD
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _label_tables(sent, n, label_one, label_multi):  # pragma: no cover - compiled code
+    """label_one[i, j] = best allowed non-empty score; label_multi[i, j] = max(that, empty)."""
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            row = sent[i, j]  # (L,)
+            best = _seg_max(row[_first_label(i, j, n) :])
+            label_one[i, j] = best
+            label_multi[i, j] = _maxnum(row[EMPTY], best)
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _node_label(row, first, one_value, use_one):  # pragma: no cover - compiled code
+    """Label id of a node: smallest maximiser among the allowed non-empty labels (use_one), or
+    empty if it scores at least as much (multi)."""
+    if not use_one and row[EMPTY] >= one_value:
+        return EMPTY
+    for label in range(first, row.shape[0]):
+        if row[label] == one_value:
+            return label
+    return first  # unreachable for finite scores
+
+
+@njit(cache=True, fastmath=_FASTMATH, inline="always")
+def _emit(out_spans, pos, sent, label_one, i, j, n, role):  # pragma: no cover - compiled code
+    """Write node (i, j) with the label its role takes, at row pos of out_spans."""
+    use_one = role == _ROLE_ROOT or (role == _ROLE_DEP and j - i > 1)
+    out_spans[pos, 0] = i
+    out_spans[pos, 1] = j
+    out_spans[pos, 2] = _node_label(sent[i, j], _first_label(i, j, n), label_one[i, j], use_one)
+
+
+# ----------------------------------------------------------------------------------------------
+# Explicit 8-lane vector kernels. LLVM's loop vectoriser only enters its vector body for loops of
+# 32 or more iterations here (4 x 8 lanes), and most loops of this decoder are shorter, so the two
+# hot loops are written directly as LLVM vector code. Rows are padded so that a kernel may read
+# and write up to 7 lanes past the end of the range it is asked for.
+# ----------------------------------------------------------------------------------------------
+
+_LANES = 8
+
+
+def _vector_pointer(context, builder, array_type, array_value, offset, vector_type):
+    """Pointer to ``vector_type`` at element ``offset`` of a 1-d array."""
+    data = context.make_array(array_type)(context, builder, array_value).data
+    return builder.bitcast(builder.gep(data, [offset]), vector_type.as_pointer())
+
+
+def _check_flat_arrays(*array_types) -> bool:
+    first = array_types[0]
+    return all(
+        isinstance(t, types.Array) and t.ndim == 1 and t.layout == "C" and t.dtype == first.dtype
+        for t in array_types
+    ) and isinstance(first.dtype, types.Float)
+
+
+@intrinsic
+def _max_of_sums(typingctx, dst, dst_off, a, a_off, a_step, b, b_off, b_step, count):
+    """``dst[dst_off + t] = max_{r < count} a[a_off + r a_step + t] + b[b_off + r b_step + t]``
+    for the 8 lanes t = 0..7, accumulated in a register (count >= 1)."""
+    if not _check_flat_arrays(dst, a, b):
+        return None
+    sig = types.void(dst, types.intp, a, types.intp, types.intp, b, types.intp, types.intp,
+                     types.intp)
+
+    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
+        dst_v, dst_off_v, a_v, a_off_v, a_step_v, b_v, b_off_v, b_step_v, count_v = args
+        dtype = signature.args[0].dtype
+        vector_type = ir.VectorType(context.get_data_type(dtype), _LANES)
+        align = context.get_abi_sizeof(context.get_data_type(dtype))
+        maxnum = cgutils.get_or_insert_function(
+            builder.module,
+            ir.FunctionType(vector_type, [vector_type, vector_type]),
+            f"llvm.maxnum.v{_LANES}f{8 * align}",
+        )
+
+        def load(array_type, array_value, offset):
+            pointer = _vector_pointer(context, builder, array_type, array_value, offset, vector_type)
+            return builder.load(pointer, align=align)
+
+        a_type, b_type = signature.args[2], signature.args[5]
+        first = builder.fadd(load(a_type, a_v, a_off_v), load(b_type, b_v, b_off_v))
+        acc = cgutils.alloca_once_value(builder, first)
+        one = ir.Constant(a_off_v.type, 1)
+        with cgutils.for_range(builder, builder.sub(count_v, one)) as loop:
+            r = builder.add(loop.index, one)
+            a_at = builder.add(a_off_v, builder.mul(r, a_step_v))
+            b_at = builder.add(b_off_v, builder.mul(r, b_step_v))
+            value = builder.fadd(load(a_type, a_v, a_at), load(b_type, b_v, b_at))
+            builder.store(builder.call(maxnum, [builder.load(acc), value]), acc)
+        out = _vector_pointer(context, builder, signature.args[0], dst_v, dst_off_v, vector_type)
+        builder.store(builder.load(acc), out, align=align)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, a_step, count):
+    """``dst[dst_off + t] = max_{r < count} x[x_off + r] + a[a_off + r a_step + t]`` for the 8
+    lanes t = 0..7 (x[.] broadcast to all lanes), accumulated in a register (count >= 1)."""
+    if not _check_flat_arrays(dst, x, a):
+        return None
+    sig = types.void(dst, types.intp, x, types.intp, a, types.intp, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
+        dst_v, dst_off_v, x_v, x_off_v, a_v, a_off_v, a_step_v, count_v = args
+        dtype = signature.args[0].dtype
+        scalar_type = context.get_data_type(dtype)
+        vector_type = ir.VectorType(scalar_type, _LANES)
+        align = context.get_abi_sizeof(scalar_type)
+        maxnum = cgutils.get_or_insert_function(
+            builder.module,
+            ir.FunctionType(vector_type, [vector_type, vector_type]),
+            f"llvm.maxnum.v{_LANES}f{8 * align}",
+        )
+        x_data = context.make_array(signature.args[2])(context, builder, x_v).data
+        a_type = signature.args[4]
+        zeros = ir.Constant(ir.VectorType(ir.IntType(32), _LANES), [0] * _LANES)
+
+        def term(r):
+            scalar = builder.load(builder.gep(x_data, [builder.add(x_off_v, r)]))
+            broadcast = builder.shuffle_vector(
+                builder.insert_element(ir.Constant(vector_type, ir.Undefined), scalar,
+                                       ir.Constant(ir.IntType(32), 0)),
+                ir.Constant(vector_type, ir.Undefined),
+                zeros,
+            )
+            pointer = _vector_pointer(
+                context, builder, a_type, a_v, builder.add(a_off_v, builder.mul(r, a_step_v)),
+                vector_type,
+            )
+            return builder.fadd(broadcast, builder.load(pointer, align=align))
+
+        zero = ir.Constant(x_off_v.type, 0)
+        one = ir.Constant(x_off_v.type, 1)
+        acc = cgutils.alloca_once_value(builder, term(zero))
+        with cgutils.for_range(builder, builder.sub(count_v, one)) as loop:
+            value = term(builder.add(loop.index, one))
+            builder.store(builder.call(maxnum, [builder.load(acc), value]), acc)
+        out = _vector_pointer(context, builder, signature.args[0], dst_v, dst_off_v, vector_type)
+        builder.store(builder.load(acc), out, align=align)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+def _padded_stride(size: int) -> int:
+    """Row length of the fast decoder's charts: room for h = 0..n plus 7 lanes of overrun."""
+    return (size + 7 + _LANES - 1) // _LANES * _LANES
+
+
+_padded_stride_jit = njit(cache=True)(_padded_stride)
+
+
+# ----------------------------------------------------------------------------------------------
+# The fast O(n^4) decoder.
+# ----------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _fast_sentence(
+    sent, arc, n, S, E, X, lab_buf, arc_t, raw, stack, out_spans, out_heads
+):  # pragma: no cover - compiled code
+    """Decode one sentence with the O(n^4) algorithm; returns the tree score (working dtype).
+
+    sent: (>= n + 1, >= n + 1, L); arc: (>= n + 1, >= n + 1) [head, dependent]. S, E, X: flat
+    workspaces of (n + 1)^2 rows of ``stride = _padded_stride(n + 1)`` elements, zero-filled once
+    (row (a, b) starts at ((a (n + 1) + b) stride)); arc_t: (n + 1) rows of ``stride``; lab_buf:
+    2 (n + 1)^2; raw: stride + 8. Chart contents (see the module docstring), for row (a, b):
+    S: multi[a, b, h] for h in (a, b], DL[a, b, h] for h > b; E (row (j, k)): DR[k, j, h] for
+    h <= k, multi[k, j, h] for h in (k, j]; X: the value of (a, b, h) as a dependent.
+    """
+    size = n + 1
+    stride = _padded_stride_jit(size)
+    label_one = lab_buf[: size * size].reshape((size, size))
+    label_multi = lab_buf[size * size : 2 * size * size].reshape((size, size))
+    for d in range(size):  # arc_t[d, h] = arc[h, d]
+        for h in range(size):
+            arc_t[d * stride + h] = arc[h, d]
+    _label_tables(sent, n, label_one, label_multi)
+
+    # Spans by increasing end j, then decreasing start i: all sub-spans are ready when needed.
+    for j in range(1, n + 1):
+        for i in range(j - 1, -1, -1):
+            length = j - i
+            row_s = (i * size + j) * stride  # row (i, j) of S and X
+            row_e = (j * size + i) * stride  # row (j, i) of E
+            if length == 1:
+                value = label_multi[i, j]
+                X[row_s + j] = value
+                S[row_s + j] = value
+            else:
+                # raw[t] = max_{k in (i, j)} S[i, k, h] + E[j, k, h] for h = i + 1 + t in (i, j]
+                first_s = (i * size + i + 1) * stride + i + 1  # S[i, i + 1, i + 1]
+                first_e = (j * size + i + 1) * stride + i + 1  # E[j, i + 1, i + 1]
+                for lane in range(0, length, _LANES):
+                    _max_of_sums(raw, lane, S, first_s + lane, stride, E, first_e + lane, stride,
+                                 length - 1)
+                one_score = label_one[i, j]
+                multi_score = label_multi[i, j]
+                for t in range(length):
+                    X[row_s + i + 1 + t] = raw[t] + one_score
+                    S[row_s + i + 1 + t] = raw[t] + multi_score
+            if length == n:
+                continue
+            # Best attachment of this span, as a dependent, to every head outside it:
+            # DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d] for h in (j, n] ...
+            for lane in range(0, n - j, _LANES):
+                _max_of_broadcast_sums(S, row_s + j + 1 + lane, X, row_s + i + 1, arc_t,
+                                       (i + 1) * stride + j + 1 + lane, stride, length)
+            # ... and DR[i, j, h] for h in [1, i] (may overrun into the multi part, written next).
+            for lane in range(0, i, _LANES):
+                _max_of_broadcast_sums(E, row_e + 1 + lane, X, row_s + i + 1, arc_t,
+                                       (i + 1) * stride + 1 + lane, stride, length)
+            for t in range(length):  # multi[i, j, h] for h in (i, j], also indexed by end
+                E[row_e + i + 1 + t] = S[row_s + i + 1 + t]
+
+    # Root: the whole sentence is a `one` span (for n = 1: one_label of the single word).
+    row_root = n * stride  # row (0, n) of X
+    root = 1
+    score = (label_one[0, 1] if n == 1 else X[row_root + 1]) + arc[0, 1]
+    for h in range(2, n + 1):
+        value = X[row_root + h] + arc[0, h]
+        if value > score:  # strict: smallest h among ties
+            score = value
+            root = h
+
+    # Trace back in pre-order, recovering (k, d) of each node from the charts.
+    out_heads[root - 1] = 0
+    stack[0, 0] = 0
+    stack[0, 1] = n
+    stack[0, 2] = root
+    stack[0, 3] = _ROLE_ROOT
+    top = 1
+    pos = 0
+    while top > 0:
+        top -= 1
+        i = stack[top, 0]
+        j = stack[top, 1]
+        h = stack[top, 2]
+        _emit(out_spans, pos, sent, label_one, i, j, n, stack[top, 3])
+        pos += 1
+        if j - i == 1:
+            continue
+        # raw[i, j, h] = max_k S[i, k, h] + E[j, k, h]; the first k reaching it, then the first d.
+        target = S[(i * size + i + 1) * stride + h] + E[(j * size + i + 1) * stride + h]
+        for k in range(i + 2, j):
+            target = _maxnum(target, S[(i * size + k) * stride + h] + E[(j * size + k) * stride + h])
+        k = i + 1
+        while S[(i * size + k) * stride + h] + E[(j * size + k) * stride + h] != target:
+            k += 1
+        if h > k:  # head right: dependent head d in (i, k]
+            head_value = E[(j * size + k) * stride + h]  # multi[k, j, h]
+            row_dep = (i * size + k) * stride  # X[i, k, .]
+            d = i + 1
+            while d < k and (X[row_dep + d] + arc[h, d]) + head_value != target:
+                d += 1
+            stack[top, 0] = k  # right child (head child), popped after the left subtree
+            stack[top, 1] = j
+            stack[top, 2] = h
+            stack[top, 3] = _ROLE_HEAD
+            stack[top + 1, 0] = i
+            stack[top + 1, 1] = k
+            stack[top + 1, 2] = d
+            stack[top + 1, 3] = _ROLE_DEP
+        else:  # head left: dependent head d in (k, j]
+            head_value = S[(i * size + k) * stride + h]  # multi[i, k, h]
+            row_dep = (k * size + j) * stride  # X[k, j, .]
+            d = k + 1
+            while d < j and (X[row_dep + d] + arc[h, d]) + head_value != target:
+                d += 1
+            stack[top, 0] = k
+            stack[top, 1] = j
+            stack[top, 2] = d
+            stack[top, 3] = _ROLE_DEP
+            stack[top + 1, 0] = i
+            stack[top + 1, 1] = k
+            stack[top + 1, 2] = h
+            stack[top + 1, 3] = _ROLE_HEAD
+        out_heads[d - 1] = h
+        top += 2
+    return score
+
+
+@njit(cache=True, parallel=True, fastmath=_FASTMATH)
+def _fast_batch(
+    span_scores, arc_scores, lengths, order, num_workers, out_spans, out_heads, out_scores
+):  # pragma: no cover - compiled code
+    """Decode every sentence of the batch with the fast algorithm (workers parallel over sentences).
+
+    order: sentence ids longest first; worker w decodes order[w], order[w + num_workers], ...
+    """
+    batch_size = span_scores.shape[0]
+    size = lengths[order[0]] + 1  # longest sentence + 1
+    stride = _padded_stride_jit(size)
+    for worker in prange(num_workers):
+        # Zero-filled once: the vector kernels also read (and ignore) lanes past the valid range.
+        s_buf = np.zeros(size * size * stride + _LANES, dtype=span_scores.dtype)
+        e_buf = np.zeros(size * size * stride + _LANES, dtype=span_scores.dtype)
+        x_buf = np.zeros(size * size * stride + _LANES, dtype=span_scores.dtype)
+        arc_t = np.zeros(size * stride + _LANES, dtype=span_scores.dtype)
+        lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
+        raw = np.zeros(stride + _LANES, dtype=span_scores.dtype)
+        stack = np.empty((size + 1, 4), dtype=np.int64)
+        for t in range(worker, batch_size, num_workers):
+            b = order[t]
+            score = _fast_sentence(
+                span_scores[b], arc_scores[b], lengths[b], s_buf, e_buf, x_buf, lab_buf, arc_t,
+                raw, stack, out_spans[b], out_heads[b],
+            )
+            out_scores[b] = score
+
+
+# ----------------------------------------------------------------------------------------------
+# The authors' O(n^5) decoder, same recurrence and loop order, compiled the same way.
+# ----------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, fastmath=_FASTMATH)
+def _cubic5_sentence(
+    sent, arc, n, one, multi, split, child_head, lab_buf, stack, out_spans, out_heads
+):  # pragma: no cover - compiled code
+    """Zhou & Zhao's ``hpsg_decoder.pyx`` recurrence for one sentence; returns the tree score.
+
+    one, multi: (>= n + 1)^3 value charts; split, child_head: (>= n + 1)^3 int32 back-pointers.
+    """
+    size = n + 1
+    label_one = lab_buf[: size * size].reshape((size, size))
+    label_multi = lab_buf[size * size : 2 * size * size].reshape((size, size))
+    _label_tables(sent, n, label_one, label_multi)
+    for length in range(1, n + 1):
+        for left in range(0, n + 1 - length):
+            right = left + length
+            if length == 1:
+                one[left, right, right] = label_one[left, right]
+                multi[left, right, right] = label_multi[left, right]
+                continue
+            for h in range(left + 1, right + 1):
+                one[left, right, h] = -np.inf
+            for k in range(left + 1, right):
+                for head_l in range(left + 1, k + 1):
+                    for head_r in range(k + 1, right + 1):
+                        # Head on the right: the left part (head head_l) depends on head_r.
+                        if k - left == 1:  # a single-word dependent may be empty
+                            dep_value = multi[left, k, head_l]
+                        else:
+                            dep_value = one[left, k, head_l]
+                        value = (dep_value + arc[head_r, head_l]) + multi[k, right, head_r]
+                        if value > one[left, right, head_r]:
+                            one[left, right, head_r] = value
+                            split[left, right, head_r] = k
+                            child_head[left, right, head_r] = head_l
+                        # Head on the left: the right part (head head_r) depends on head_l.
+                        if right - k == 1:
+                            dep_value = multi[k, right, head_r]
+                        else:
+                            dep_value = one[k, right, head_r]
+                        value = (dep_value + arc[head_l, head_r]) + multi[left, k, head_l]
+                        if value > one[left, right, head_l]:
+                            one[left, right, head_l] = value
+                            split[left, right, head_l] = k
+                            child_head[left, right, head_l] = head_r
+            one_score = label_one[left, right]
+            multi_score = label_multi[left, right]
+            for h in range(left + 1, right + 1):
+                multi[left, right, h] = one[left, right, h] + multi_score
+                one[left, right, h] = one[left, right, h] + one_score
+
+    root = 1
+    score = one[0, n, 1] + arc[0, 1]
+    for h in range(2, n + 1):
+        value = one[0, n, h] + arc[0, h]
+        if value > score:
+            score = value
+            root = h
+
+    out_heads[root - 1] = 0
+    stack[0, 0] = 0
+    stack[0, 1] = n
+    stack[0, 2] = root
+    stack[0, 3] = _ROLE_ROOT
+    top = 1
+    pos = 0
+    while top > 0:
+        top -= 1
+        i = stack[top, 0]
+        j = stack[top, 1]
+        h = stack[top, 2]
+        _emit(out_spans, pos, sent, label_one, i, j, n, stack[top, 3])
+        pos += 1
+        if j - i == 1:
+            continue
+        k = split[i, j, h]
+        d = child_head[i, j, h]
+        out_heads[d - 1] = h
+        stack[top, 0] = k
+        stack[top, 1] = j
+        stack[top, 2] = h if h > k else d
+        stack[top, 3] = _ROLE_HEAD if h > k else _ROLE_DEP
+        stack[top + 1, 0] = i
+        stack[top + 1, 1] = k
+        stack[top + 1, 2] = d if h > k else h
+        stack[top + 1, 3] = _ROLE_DEP if h > k else _ROLE_HEAD
+        top += 2
+    return score
+
+
+@njit(cache=True, parallel=True, fastmath=_FASTMATH)
+def _cubic5_batch(
+    span_scores, arc_scores, lengths, order, num_workers, out_spans, out_heads, out_scores
+):  # pragma: no cover - compiled code
+    """Decode every sentence of the batch with the O(n^5) recurrence (same batching as the fast)."""
+    batch_size = span_scores.shape[0]
+    size = lengths[order[0]] + 1
+    for worker in prange(num_workers):
+        one_buf = np.empty(size**3, dtype=span_scores.dtype)
+        multi_buf = np.empty(size**3, dtype=span_scores.dtype)
+        split_buf = np.zeros(size**3, dtype=np.int32)
+        head_buf = np.zeros(size**3, dtype=np.int32)
+        lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
+        stack = np.empty((size + 1, 4), dtype=np.int64)
+        for t in range(worker, batch_size, num_workers):
+            b = order[t]
+            n = lengths[b]
+            m = n + 1
+            score = _cubic5_sentence(
+                span_scores[b],
+                arc_scores[b],
+                n,
+                one_buf[: m**3].reshape((m, m, m)),
+                multi_buf[: m**3].reshape((m, m, m)),
+                split_buf[: m**3].reshape((m, m, m)),
+                head_buf[: m**3].reshape((m, m, m)),
+                lab_buf,
+                stack,
+                out_spans[b],
+                out_heads[b],
+            )
+            out_scores[b] = score
+
+
+# ----------------------------------------------------------------------------------------------
+# Public entry point.
+# ----------------------------------------------------------------------------------------------
+
+
+def joint_span_decode(
+    span_scores: np.ndarray,
+    arc_scores: np.ndarray,
+    lengths: np.ndarray,
+    algorithm: str = "fast",
+) -> Tuple[List[np.ndarray], List[np.ndarray], np.ndarray]:
+    """Decode the best joint-span tree (labelled binary tree + dependency heads) of every sentence.
+
+    Parameters
+    ----------
+    span_scores : ``np.ndarray``, float, shape (batch, max_len + 1, max_len + 1, L), L >= 3
+        ``[b, i, j, l]``: score of span (i, j) with label l (0 = empty, 1 = ``<H>``). Cells with
+        j <= i or j > lengths[b] are never read.
+    arc_scores : ``np.ndarray``, float, shape (batch, max_len + 1, max_len + 1)
+        ``[b, h, d]``: score of head h -> dependent word d (words 1..n, h = 0 is the root). Column 0,
+        the diagonal and rows/columns past lengths[b] are never read.
+    lengths : ``np.ndarray``, int, shape (batch,)
+        Sentence lengths in words, each in [1, max_len].
+    algorithm : ``str``, optional (default = ``"fast"``)
+        ``"fast"`` (O(n^4)) or ``"cubic5"`` (the authors' O(n^5) recurrence); same results.
+
+    Returns
+    -------
+    spans : ``List[np.ndarray]``
+        ``spans[b]``, int64 (2 n - 1, 3): rows (i, j, label) in pre-order.
+    heads : ``List[np.ndarray]``
+        ``heads[b]``, int64 (n,): ``heads[b][w - 1]`` is the head of word w, 0 for the root.
+    scores : ``np.ndarray``, float64, shape (batch,)
+        Tree scores: chosen span-label scores plus arc scores (see the module docstring).
+
+    Both scores are computed in float32 if both inputs are float32, else in float64.
+    """
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
+    span_scores = np.asarray(span_scores)
+    arc_scores = np.asarray(arc_scores)
+    if span_scores.ndim != 4 or span_scores.shape[1] != span_scores.shape[2]:
+        raise ValueError(f"span_scores must be (B, N + 1, N + 1, L), got {span_scores.shape}")
+    batch_size, max_fence, _, num_labels = span_scores.shape
+    if num_labels < 3:
+        raise ValueError(
+            f"span_scores has {num_labels} labels; the joint span decoder needs at least 3 "
+            "(0 = empty, 1 = <H>, then phrase labels)"
+        )
+    if arc_scores.shape != (batch_size, max_fence, max_fence):
+        raise ValueError(
+            f"arc_scores has shape {arc_scores.shape}, expected {(batch_size, max_fence, max_fence)}"
+        )
+    dtype = np.float32 if span_scores.dtype == arc_scores.dtype == np.float32 else np.float64
+    span_scores = np.ascontiguousarray(span_scores, dtype=dtype)
+    arc_scores = np.ascontiguousarray(arc_scores, dtype=dtype)
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64).reshape(-1)
+    if lengths.shape[0] != batch_size:
+        raise ValueError(f"lengths has shape {lengths.shape}, expected ({batch_size},)")
+    if batch_size == 0:
+        return [], [], np.zeros(0, dtype=np.float64)
+    if lengths.min() < 1 or lengths.max() > max_fence - 1:
+        raise ValueError(f"lengths must be in [1, {max_fence - 1}], got {lengths}")
+
+    order = np.argsort(-lengths, kind="stable")  # longest first, dealt round-robin to workers
+    num_workers = max(1, min(numba.get_num_threads(), batch_size))
+    max_len = int(lengths.max())
+    out_spans = np.zeros((batch_size, 2 * max_len - 1, 3), dtype=np.int64)
+    out_heads = np.zeros((batch_size, max_len), dtype=np.int64)
+    out_scores = np.empty(batch_size, dtype=np.float64)
+    kernel = _fast_batch if algorithm == "fast" else _cubic5_batch
+    kernel(span_scores, arc_scores, lengths, order, num_workers, out_spans, out_heads, out_scores)
+    spans = [out_spans[b, : 2 * n - 1] for b, n in enumerate(lengths.tolist())]
+    heads = [out_heads[b, :n] for b, n in enumerate(lengths.tolist())]
+    return spans, heads, out_scores
