@@ -58,6 +58,7 @@ setup(
     entry_points={
         "console_scripts": [
             "lal-parse=lal_allennlp.commands.parse:main",
+            "lal-explain=lal_allennlp.commands.explain:main",
         ]
     },
     cmdclass={"build_py": BuildPyWithPth, "editable_wheel": EditableWheelWithPth},

@@ -9,6 +9,11 @@ tags, used in the output tree by a model that does not predict tags).
 Output: `tree` (one-line bracketed tree), `words`, `pos_tags` (predicted, or given) and
 `spans` (labelled constituents as `[start, end_exclusive, label]`, unary chains joined with
 `+`).
+
+With `"explain": true` (models with a label attention layer), also `label_attention` (per
+head, the attention over `[START] words [STOP]`), `span_contributions` (per span of `spans`,
+the share of each head, summing to 1) and `explanation_note` (whether the contributions are
+exact); see `lal_allennlp/models/explanations.py`.
 """
 from typing import List
 
@@ -54,6 +59,19 @@ class ParserPredictor(Predictor):
             )
         return self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
 
+    def predict_json(self, inputs: JsonDict) -> JsonDict:
+        return self.predict_batch_json([inputs])[0]
+
+    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
+        explain = [bool(json_dict.get("explain", False)) for json_dict in inputs]
+        instances = self._batch_json_to_instances(inputs)
+        self._model.explain = any(explain)  # type: ignore[assignment]
+        try:
+            outputs = self._model.forward_on_instances(instances)
+        finally:
+            self._model.explain = False  # type: ignore[assignment]
+        return [self._select(output, wanted) for output, wanted in zip(outputs, explain)]
+
     def predict_instance(self, instance: Instance) -> JsonDict:
         return self._select(self._model.forward_on_instance(instance))
 
@@ -61,11 +79,15 @@ class ParserPredictor(Predictor):
         return [self._select(output) for output in self._model.forward_on_instances(instances)]
 
     @staticmethod
-    def _select(output: JsonDict) -> JsonDict:
+    def _select(output: JsonDict, explain: bool = False) -> JsonDict:
         result = {
             "tree": output["trees"],
             "words": output["words"],
             "pos_tags": output["pos_tags"],
             "spans": [list(span) for span in output["labelled_spans"]],
         }
+        if explain:
+            for key in ("label_attention", "span_contributions", "explanation_note"):
+                if key in output:
+                    result[key] = output[key]
         return sanitize(result)

@@ -180,42 +180,75 @@ def _check_flat_arrays(*array_types) -> bool:
     ) and isinstance(first.dtype, types.Float)
 
 
+def _maxnum_vector(builder, vector_type, bits):
+    """The ``llvm.maxnum`` intrinsic on ``vector_type`` (whose elements have ``bits`` bits)."""
+    return cgutils.get_or_insert_function(
+        builder.module,
+        ir.FunctionType(vector_type, [vector_type, vector_type]),
+        f"llvm.maxnum.v{_LANES}f{bits}",
+    )
+
+
+def _broadcast(builder, vector_type, scalar):
+    """``scalar`` in every lane of ``vector_type``."""
+    undefined = ir.Constant(vector_type, ir.Undefined)
+    lane0 = builder.insert_element(undefined, scalar, ir.Constant(ir.IntType(32), 0))
+    zeros = ir.Constant(ir.VectorType(ir.IntType(32), _LANES), [0] * _LANES)
+    return builder.shuffle_vector(lane0, undefined, zeros)
+
+
 @intrinsic
-def _max_of_sums(typingctx, dst, dst_off, a, a_off, a_step, b, b_off, b_step, count):
-    """``dst[dst_off + t] = max_{r < count} a[a_off + r a_step + t] + b[b_off + r b_step + t]``
-    for the 8 lanes t = 0..7, accumulated in a register (count >= 1)."""
-    if not _check_flat_arrays(dst, a, b):
+def _split_max(
+    typingctx, x, s, e, x_off, s_off, e_off, one_score, multi_score, a, a_off, b, b_off, step, count
+):
+    """One 8-lane chunk of a span's split maximum, written out three times::
+
+        raw[t] = max_{r < count} a[a_off + r step + t] + b[b_off + r step + t]   (t = 0..7)
+        x[x_off + t] = raw[t] + one_score
+        s[s_off + t] = e[e_off + t] = raw[t] + multi_score
+
+    The accumulator stays in a register; count >= 1.
+    """
+    if not _check_flat_arrays(x, s, e, a, b) or one_score != x.dtype or multi_score != x.dtype:
         return None
-    sig = types.void(dst, types.intp, a, types.intp, types.intp, b, types.intp, types.intp,
-                     types.intp)
+    intp = types.intp
+    sig = types.void(
+        x, s, e, intp, intp, intp, one_score, multi_score, a, intp, b, intp, intp, intp
+    )
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        dst_v, dst_off_v, a_v, a_off_v, a_step_v, b_v, b_off_v, b_step_v, count_v = args
-        dtype = signature.args[0].dtype
-        vector_type = ir.VectorType(context.get_data_type(dtype), _LANES)
-        align = context.get_abi_sizeof(context.get_data_type(dtype))
-        maxnum = cgutils.get_or_insert_function(
-            builder.module,
-            ir.FunctionType(vector_type, [vector_type, vector_type]),
-            f"llvm.maxnum.v{_LANES}f{8 * align}",
-        )
+        x_v, s_v, e_v, x_off_v, s_off_v, e_off_v, one_v, multi_v = args[:8]
+        a_v, a_off_v, b_v, b_off_v, step_v, count_v = args[8:]
+        x_t, s_t, e_t = signature.args[:3]
+        a_t, b_t = signature.args[8], signature.args[10]
+        scalar_type = context.get_data_type(x_t.dtype)
+        vector_type = ir.VectorType(scalar_type, _LANES)
+        align = context.get_abi_sizeof(scalar_type)
+        maxnum = _maxnum_vector(builder, vector_type, 8 * align)
 
         def load(array_type, array_value, offset):
             pointer = _vector_pointer(context, builder, array_type, array_value, offset, vector_type)
             return builder.load(pointer, align=align)
 
-        a_type, b_type = signature.args[2], signature.args[5]
-        first = builder.fadd(load(a_type, a_v, a_off_v), load(b_type, b_v, b_off_v))
+        def store(array_type, array_value, offset, value):
+            pointer = _vector_pointer(context, builder, array_type, array_value, offset, vector_type)
+            builder.store(value, pointer, align=align)
+
+        first = builder.fadd(load(a_t, a_v, a_off_v), load(b_t, b_v, b_off_v))
         acc = cgutils.alloca_once_value(builder, first)
         one = ir.Constant(a_off_v.type, 1)
         with cgutils.for_range(builder, builder.sub(count_v, one)) as loop:
-            r = builder.add(loop.index, one)
-            a_at = builder.add(a_off_v, builder.mul(r, a_step_v))
-            b_at = builder.add(b_off_v, builder.mul(r, b_step_v))
-            value = builder.fadd(load(a_type, a_v, a_at), load(b_type, b_v, b_at))
+            shift = builder.mul(builder.add(loop.index, one), step_v)
+            value = builder.fadd(
+                load(a_t, a_v, builder.add(a_off_v, shift)),
+                load(b_t, b_v, builder.add(b_off_v, shift)),
+            )
             builder.store(builder.call(maxnum, [builder.load(acc), value]), acc)
-        out = _vector_pointer(context, builder, signature.args[0], dst_v, dst_off_v, vector_type)
-        builder.store(builder.load(acc), out, align=align)
+        raw = builder.load(acc)
+        store(x_t, x_v, x_off_v, builder.fadd(raw, _broadcast(builder, vector_type, one_v)))
+        multi = builder.fadd(raw, _broadcast(builder, vector_type, multi_v))
+        store(s_t, s_v, s_off_v, multi)
+        store(e_t, e_v, e_off_v, multi)
         return context.get_dummy_value()
 
     return sig, codegen
@@ -231,32 +264,22 @@ def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, a_step, 
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
         dst_v, dst_off_v, x_v, x_off_v, a_v, a_off_v, a_step_v, count_v = args
-        dtype = signature.args[0].dtype
-        scalar_type = context.get_data_type(dtype)
+        scalar_type = context.get_data_type(signature.args[0].dtype)
         vector_type = ir.VectorType(scalar_type, _LANES)
         align = context.get_abi_sizeof(scalar_type)
-        maxnum = cgutils.get_or_insert_function(
-            builder.module,
-            ir.FunctionType(vector_type, [vector_type, vector_type]),
-            f"llvm.maxnum.v{_LANES}f{8 * align}",
-        )
+        maxnum = _maxnum_vector(builder, vector_type, 8 * align)
         x_data = context.make_array(signature.args[2])(context, builder, x_v).data
         a_type = signature.args[4]
-        zeros = ir.Constant(ir.VectorType(ir.IntType(32), _LANES), [0] * _LANES)
 
         def term(r):
             scalar = builder.load(builder.gep(x_data, [builder.add(x_off_v, r)]))
-            broadcast = builder.shuffle_vector(
-                builder.insert_element(ir.Constant(vector_type, ir.Undefined), scalar,
-                                       ir.Constant(ir.IntType(32), 0)),
-                ir.Constant(vector_type, ir.Undefined),
-                zeros,
-            )
             pointer = _vector_pointer(
                 context, builder, a_type, a_v, builder.add(a_off_v, builder.mul(r, a_step_v)),
                 vector_type,
             )
-            return builder.fadd(broadcast, builder.load(pointer, align=align))
+            return builder.fadd(
+                _broadcast(builder, vector_type, scalar), builder.load(pointer, align=align)
+            )
 
         zero = ir.Constant(x_off_v.type, 0)
         one = ir.Constant(x_off_v.type, 1)
@@ -286,14 +309,14 @@ _padded_stride_jit = njit(cache=True)(_padded_stride)
 
 @njit(cache=True, fastmath=_FASTMATH)
 def _fast_sentence(
-    sent, arc, n, S, E, X, lab_buf, arc_t, raw, stack, out_spans, out_heads
+    sent, arc, n, S, E, X, lab_buf, arc_t, stack, out_spans, out_heads
 ):  # pragma: no cover - compiled code
     """Decode one sentence with the O(n^4) algorithm; returns the tree score (working dtype).
 
     sent: (>= n + 1, >= n + 1, L); arc: (>= n + 1, >= n + 1) [head, dependent]. S, E, X: flat
     workspaces of (n + 1)^2 rows of ``stride = _padded_stride(n + 1)`` elements, zero-filled once
     (row (a, b) starts at ((a (n + 1) + b) stride)); arc_t: (n + 1) rows of ``stride``; lab_buf:
-    2 (n + 1)^2; raw: stride + 8. Chart contents (see the module docstring), for row (a, b):
+    2 (n + 1)^2. Chart contents (see the module docstring), for row (a, b):
     S: multi[a, b, h] for h in (a, b], DL[a, b, h] for h > b; E (row (j, k)): DR[k, j, h] for
     h <= k, multi[k, j, h] for h in (k, j]; X: the value of (a, b, h) as a dependent.
     """
@@ -316,31 +339,30 @@ def _fast_sentence(
                 value = label_multi[i, j]
                 X[row_s + j] = value
                 S[row_s + j] = value
+                E[row_e + j] = value
             else:
-                # raw[t] = max_{k in (i, j)} S[i, k, h] + E[j, k, h] for h = i + 1 + t in (i, j]
+                # raw[i, j, h] = max_{k in (i, j)} S[i, k, h] + E[j, k, h] for h in (i, j], then
+                # X = raw + one_label, multi = raw + multi_label (into S and E), 8 lanes at a time;
+                # lanes past j land in parts of the rows that are written later or never read.
                 first_s = (i * size + i + 1) * stride + i + 1  # S[i, i + 1, i + 1]
                 first_e = (j * size + i + 1) * stride + i + 1  # E[j, i + 1, i + 1]
                 for lane in range(0, length, _LANES):
-                    _max_of_sums(raw, lane, S, first_s + lane, stride, E, first_e + lane, stride,
-                                 length - 1)
-                one_score = label_one[i, j]
-                multi_score = label_multi[i, j]
-                for t in range(length):
-                    X[row_s + i + 1 + t] = raw[t] + one_score
-                    S[row_s + i + 1 + t] = raw[t] + multi_score
+                    _split_max(X, S, E, row_s + i + 1 + lane, row_s + i + 1 + lane,
+                               row_e + i + 1 + lane, label_one[i, j], label_multi[i, j],
+                               S, first_s + lane, E, first_e + lane, stride, length - 1)
             if length == n:
                 continue
             # Best attachment of this span, as a dependent, to every head outside it:
-            # DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d] for h in (j, n] ...
+            # DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d] for h in (j, n] (overwrites
+            # the lanes that the multi chunks above wrote past j) ...
             for lane in range(0, n - j, _LANES):
                 _max_of_broadcast_sums(S, row_s + j + 1 + lane, X, row_s + i + 1, arc_t,
                                        (i + 1) * stride + j + 1 + lane, stride, length)
-            # ... and DR[i, j, h] for h in [1, i] (may overrun into the multi part, written next).
-            for lane in range(0, i, _LANES):
-                _max_of_broadcast_sums(E, row_e + 1 + lane, X, row_s + i + 1, arc_t,
-                                       (i + 1) * stride + 1 + lane, stride, length)
-            for t in range(length):  # multi[i, j, h] for h in (i, j], also indexed by end
-                E[row_e + i + 1 + t] = S[row_s + i + 1 + t]
+            # ... and DR[i, j, h] for h in [1, i], in chunks ending at h = i (the first chunk may
+            # start before h = 1, in the unused padding that ends the previous row).
+            for end in range(i + 1, 1, -_LANES):
+                _max_of_broadcast_sums(E, row_e + end - _LANES, X, row_s + i + 1, arc_t,
+                                       (i + 1) * stride + end - _LANES, stride, length)
 
     # Root: the whole sentence is a `one` span (for n = 1: one_label of the single word).
     row_root = n * stride  # row (0, n) of X
@@ -427,13 +449,12 @@ def _fast_batch(
         x_buf = np.zeros(size * size * stride + _LANES, dtype=span_scores.dtype)
         arc_t = np.zeros(size * stride + _LANES, dtype=span_scores.dtype)
         lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
-        raw = np.zeros(stride + _LANES, dtype=span_scores.dtype)
         stack = np.empty((size + 1, 4), dtype=np.int64)
         for t in range(worker, batch_size, num_workers):
             b = order[t]
             score = _fast_sentence(
                 span_scores[b], arc_scores[b], lengths[b], s_buf, e_buf, x_buf, lab_buf, arc_t,
-                raw, stack, out_spans[b], out_heads[b],
+                stack, out_spans[b], out_heads[b],
             )
             out_scores[b] = score
 

@@ -23,6 +23,11 @@ from allennlp.training.metrics import CategoricalAccuracy
 from lal_allennlp.data.trees import spans_to_tree, tree_to_string
 from lal_allennlp.decoding import cky_decode
 from lal_allennlp.metrics import EvalbMetric
+from lal_allennlp.models.explanations import (
+    contributions_are_exact,
+    find_label_attention,
+    head_contributions,
+)
 from lal_allennlp.modules import (
     SentenceBoundaries,
     SpanLabelScorer,
@@ -105,6 +110,8 @@ class SpanConstituencyParser(Model):
             self.tag_projection = torch.nn.Linear(encoder_dim, vocab.get_vocab_size("pos_tags"))
             self.tag_accuracy = CategoricalAccuracy()
         self.evalb = EvalbMetric()
+        # Set by the predictor (`"explain": true`) to return label attention explanations.
+        self.explain = False
         initializer(self)
 
     def forward(  # type: ignore
@@ -179,11 +186,49 @@ class SpanConstituencyParser(Model):
         if not self.training:
             spans, _ = cky_decode(chart_np, lengths_np)
             output["spans"] = [s[s[:, 2] > 0].tolist() for s in spans]
+            if self.explain:
+                self._add_explanations(output, fenceposts)
             gold_trees = [m.get("gold_tree") for m in metadata]
             if any(tree is not None for tree in gold_trees):
                 predicted = self._build_trees(output, metadata)
                 self.evalb(predicted, gold_trees)
         return output
+
+    def _add_explanations(self, output: Dict[str, Any], fenceposts: torch.Tensor) -> None:
+        """Label attention per head and word, and head contributions per predicted span."""
+        layer = find_label_attention(self.encoder)
+        if layer is None:
+            raise ConfigurationError(
+                "Explanations need a label attention layer in the encoder "
+                f"({type(self.encoder).__name__} has none)."
+            )
+        batch_size = len(output["spans"])
+        if layer.query_vectors:
+            # shape (batch_size, num_heads, max_length + 2): over [START] words [STOP]
+            output["label_attention"] = layer.last_attention
+        if layer.concatenate_heads and self.span_partitions == layer.num_heads:
+            counts = [len(spans) for spans in output["spans"]]
+            flat = [span for spans in output["spans"] for span in spans]
+            index = torch.tensor(flat, dtype=torch.long, device=fenceposts.device).view(-1, 3)
+            batch_index = torch.repeat_interleave(
+                torch.arange(batch_size, device=fenceposts.device),
+                torch.tensor(counts, device=fenceposts.device),
+            )
+            # shape (num_spans, num_heads)
+            shares = head_contributions(
+                fenceposts, batch_index, index[:, 0], index[:, 1], layer.num_heads
+            )
+            output["span_contributions"] = [
+                part.tolist() for part in torch.split(shares.detach().cpu(), counts)
+            ]
+        if contributions_are_exact(layer):
+            note = "exact: each head owns one slice of the span vector"
+        else:
+            note = (
+                "approximate: the label attention layer's position-wise feed-forward layer (or "
+                "combined heads) mixes the heads, so a slice does not belong to one head"
+            )
+        output["explanation_note"] = [note] * batch_size
 
     def _gold_chart(
         self, gold_spans: torch.LongTensor, gold_span_labels: torch.LongTensor, max_length: int
@@ -257,6 +302,11 @@ class SpanConstituencyParser(Model):
         tags = self._tags_for(output_dict, metadata)
         output_dict["pos_tags"] = tags
         output_dict["labelled_spans"] = [self._labelled_spans(s) for s in output_dict["spans"]]
+        if "label_attention" in output_dict:
+            output_dict["label_attention"] = [
+                attention[:, : len(words) + 2].tolist()
+                for attention, words in zip(output_dict["label_attention"], output_dict["words"])
+            ]
         output_dict["trees"] = [
             tree_to_string(spans_to_tree(words, sentence_tags, spans))
             for words, sentence_tags, spans in zip(
