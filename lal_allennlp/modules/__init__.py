@@ -10,3 +10,4 @@ from lal_allennlp.modules.span_label_scorer import SpanLabelScorer
 from lal_allennlp.modules.partitioned_transformer import PartitionedTransformerEncoder
 from lal_allennlp.modules.label_attention import LabelAttentionLayer
 from lal_allennlp.modules.lal_stack import LabelAttentionStack
+from lal_allennlp.modules.char_embedders import CharConcatTokenEmbedder, CharLSTMTokenEmbedder

@@ -19,6 +19,8 @@ def _ext_vars() -> dict:
         "DEV_PATH": dev,
         "PTB_TRAIN": train,
         "PTB_DEV": dev,
+        "CTB_TRAIN": train,
+        "CTB_DEV": dev,
         "MINILM_DIR": minilm_dir(),
         # Large-model configs are built with the small local MiniLM in place of their model.
         "TRANSFORMER_MODEL": minilm_dir(),
@@ -26,17 +28,23 @@ def _ext_vars() -> dict:
 
 
 def test_there_are_configs():
-    assert len(CONFIGS) >= 2
+    assert len(CONFIGS) >= 13
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.name)
 def test_config_builds_and_runs_forward(config: Path):
     params = Params.from_file(str(config), ext_vars=_ext_vars())
+    embedders = params["model"]["text_field_embedder"]["token_embedders"]
+    uses_transformer = any(
+        e["type"].startswith("pretrained_transformer") for e in embedders.values()
+    )
     encoder = params["model"]["encoder"]
     for key in ("input_dim", "input_size"):
-        if key in encoder and encoder[key] != MINILM_HIDDEN:
+        if uses_transformer and key in encoder and encoder[key] != MINILM_HIDDEN:
             # The config is shaped for a larger transformer; resize its encoder for MiniLM.
             encoder[key] = MINILM_HIDDEN
+    if params["trainer"].get("cuda_device", -1) >= 0:
+        assert params["trainer"].get("use_amp", False), "GPU configs train in mixed precision"
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
     instances = list(reader.read(params.pop("train_data_path")))[:4]
     assert instances

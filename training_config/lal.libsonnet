@@ -1,0 +1,106 @@
+// Building blocks of the Label Attention Layer parser (Mrini et al. 2020) and of Kitaev &
+// Klein's (2018) factored self-attentive parser, shared by the configs in this folder.
+// Every ablation switch of the LAL paper's Tables 1 and 2 is a named argument here, with the
+// paper's best English setting as the default.
+local span = import 'span_parser.libsonnet';
+
+{
+  ptb_reader:: span.ptb_reader,
+
+  // Word/POS/char inputs of Kitaev & Klein without a pretrained model: word embeddings and a
+  // CharLSTM, concatenated (a linear map of the concatenation = a sum of projections; the
+  // partitioned encoder projects it to the content half and adds learned positions).
+  char_reader(max_length=null):: {
+    type: 'lal_ptb',
+    token_indexers: {
+      tokens: { type: 'single_id', lowercase_tokens: false },
+      token_characters: { type: 'characters', min_padding_length: 1 },
+    },
+    max_length: max_length,
+  },
+  char_lstm_embedder(word_dim=100, char_dim=64, char_hidden=128):: {
+    token_embedders: {
+      tokens: { type: 'embedding', embedding_dim: word_dim },
+      token_characters: { type: 'char_lstm', embedding_dim: char_dim, hidden_dim: char_hidden },
+    },
+  },
+  transformer_embedder(model_name, train=true):: {
+    token_embedders: {
+      tokens: {
+        type: 'pretrained_transformer_mismatched',
+        model_name: model_name,
+        train_parameters: train,
+      },
+    },
+  },
+
+  // Partitioned (factored) self-attention layers, Kitaev & Klein (2018), sec. 3-4.
+  partitioned_transformer(input_dim, d_model=1024, layers=3, heads=8, d_kv=64, d_ff=2048):: {
+    input_dim: input_dim,
+    d_model: d_model,
+    num_layers: layers,
+    num_heads: heads,
+    d_kv: d_kv,
+    d_ff: d_ff,
+  },
+
+  // The LAL stack: partitioned self-attention layers, then one Label Attention Layer.
+  //   qv   query vectors (true) or a query matrix as in self-attention (Table 2, "QV")
+  //   conc concatenate the heads (true) or combine them as in self-attention (Table 2, "Conc.")
+  //   pfl  position-wise feed-forward layer after the LAL (Table 1, "PFL")
+  //   rd   residual dropout on each head's output (Table 1, "RD"; 0.2 as Zhou & Zhao when on)
+  lal_stack(input_dim, d_model=1024, layers=3, heads=8, d_kv=64, label_heads=112, lal_d_kv=128,
+            d_proj=128, qv=true, conc=true, pfl=true, rd=false):: {
+    type: 'lal_stack',
+    input_dim: input_dim,
+    self_attention: {
+      d_model: d_model,
+      num_layers: layers,
+      num_heads: heads,
+      d_kv: d_kv,
+    },
+    label_attention: {
+      num_heads: label_heads,
+      d_kv: lal_d_kv,
+      d_proj: d_proj,
+      query_vectors: qv,
+      concatenate_heads: conc,
+      use_feed_forward: pfl,
+      residual_dropout: if rd then 0.2 else 0.0,
+    },
+  },
+
+  parser(embedder, encoder, span_hidden_dim=250, dropout=0.2):: {
+    type: 'lal_span_parser',
+    text_field_embedder: embedder,
+    encoder: encoder,
+    span_hidden_dim: span_hidden_dim,
+    dropout: dropout,
+    predict_pos_tags: true,
+  },
+
+  // GPU training as in the papers: Adam(W), learning rate 5e-5, batches of `batch_size`
+  // sentences, warm-up then linear decay, model selection on dev EVALB F1.
+  gpu_training(train_path, dev_path, reader, model, batch_size=100, lr=5e-5, epochs=50):: {
+    dataset_reader: reader,
+    train_data_path: train_path,
+    validation_data_path: dev_path,
+    model: model,
+    data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: batch_size, sorting_keys: ['tokens'] },
+    },
+    validation_data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: batch_size, sorting_keys: ['tokens'] },
+    },
+    trainer: {
+      num_epochs: epochs,
+      patience: 8,
+      optimizer: { type: 'adamw', lr: lr, weight_decay: 0.0 },
+      learning_rate_scheduler: { type: 'linear_with_warmup', warmup_steps: 1600 },
+      grad_norm: 1.0,
+      validation_metric: '+evalb_f1',
+      cuda_device: 0,
+      use_amp: true,
+    },
+  },
+}
