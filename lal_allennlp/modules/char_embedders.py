@@ -70,8 +70,8 @@ class CharLSTMTokenEmbedder(TokenEmbedder):
     vocab : `Vocabulary`
         Supplies the number of characters in `vocab_namespace`.
     embedding_dim : `int`, optional (default = `32`)
-        Character embedding size (`d_char_emb` = 32 in Kitaev & Klein's code, whose comment
-        says a larger value may be better for the CharLSTM; their 2019 multilingual parser
+        Character embedding size (`d_char_emb` = 32 in Kitaev & Klein's 2018 code, whose
+        comment says a larger value may be better for the CharLSTM; benepar's later code
         uses 64).
     hidden_dim : `int`, optional (default = `256`)
         LSTM hidden size per direction. Kitaev & Klein use `d_content / 2`, so that the word
