@@ -1,0 +1,159 @@
+"""Speed of the joint-span decoders (Zhou & Zhao 2019, sec. 3.3; used unchanged by LAL-Parser).
+
+Compares, on the same seeded random float32 charts (batch of sentences of one length, L labels
+including empty and ``<H>``, standard-normal span and arc scores):
+
+(a) ``joint_span_decode(..., algorithm="fast")``: the O(n^4) decoder (8-lane vector kernels),
+(b) ``joint_span_decode(..., algorithm="cubic5")``: the authors' O(n^5) recurrence (their loop
+    order, value and back-pointer charts), compiled with numba and batched the same way,
+
+for 1 thread and for all threads (``numba.set_num_threads``), after a warm-up call, and prints a
+Markdown table of sentences/second and the speed-up, then the growth exponent of the time per
+sentence, fitted by least squares on log(time) against log(length). The O(n^5) decoder is timed on
+fewer sentences where it is slow (the number is shown); both decoders' outputs are checked to be
+identical on those sentences. For scale, the table also gives the plain span CKY
+(``cky_decode``, O(n^3)) on the same span scores: it reads the same L scores per span, so its
+rate is roughly the ceiling of any decoder of these charts on this machine.
+
+Usage: python benchmarks/joint_span_speed.py [--lengths 10 20 40 80] [--labels 112] [--batch 100]
+       [--threads N] [--repeats 3] [--cubic5-seconds 2.0]
+"""
+
+import argparse
+import os
+import sys
+import time
+from typing import Callable, Dict, List, Tuple
+
+import numba
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from lal_allennlp.decoding.cky import cky_decode  # noqa: E402
+from lal_allennlp.decoding.joint_span import joint_span_decode  # noqa: E402
+
+
+def timed(fn: Callable[[], object], repeats: int) -> float:
+    """Median wall time of ``repeats`` calls (the caller has already warmed ``fn`` up)."""
+    times: List[float] = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def growth_exponent(lengths: List[int], seconds_per_sentence: List[float]) -> float:
+    """Slope of log(time) against log(length), least squares."""
+    slope, _ = np.polyfit(np.log(lengths), np.log(seconds_per_sentence), 1)
+    return float(slope)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--lengths", type=int, nargs="+", default=[10, 20, 40, 80])
+    parser.add_argument("--labels", type=int, default=112)
+    parser.add_argument("--batch", type=int, default=100)
+    parser.add_argument("--threads", type=int, default=numba.config.NUMBA_NUM_THREADS)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--cubic5-seconds",
+        type=float,
+        default=2.0,
+        help="rough time budget of one O(n^5) measurement (sets its sentence count)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    all_threads = max(1, min(args.threads, numba.config.NUMBA_NUM_THREADS))
+    thread_counts = sorted({1, all_threads})
+
+    # Compile (or load from the on-disk cache) once, and report how long that took.
+    rng = np.random.default_rng(args.seed)
+    tiny_spans = rng.standard_normal((2, 4, 4, args.labels), dtype=np.float32)
+    tiny_arcs = rng.standard_normal((2, 4, 4), dtype=np.float32)
+    first_call = {}
+    for algorithm in ("fast", "cubic5"):
+        start = time.perf_counter()
+        joint_span_decode(tiny_spans, tiny_arcs, np.array([3, 2]), algorithm)
+        first_call[algorithm] = time.perf_counter() - start
+    cky_decode(tiny_spans, np.array([3, 2]))
+    print(
+        f"first call (JIT compile or cache load), float32: fast {first_call['fast']:.2f} s, "
+        f"cubic5 {first_call['cubic5']:.2f} s"
+    )
+    print(
+        f"batch {args.batch}, {args.labels} labels, float32, seed {args.seed}, threads "
+        f"{thread_counts}, median of {args.repeats} (cubic5: 1 run on the sentence count shown)\n"
+    )
+
+    rows = []
+    per_sentence: Dict[Tuple[str, int], List[float]] = {}
+    cubic5_estimate = 2e-9  # seconds per O(n^5) candidate, refined after each measurement
+    for n in args.lengths:
+        rng = np.random.default_rng(args.seed + n)
+        span_scores = rng.standard_normal((args.batch, n + 1, n + 1, args.labels), dtype=np.float32)
+        arc_scores = rng.standard_normal((args.batch, n + 1, n + 1), dtype=np.float32)
+        lengths = np.full(args.batch, n, dtype=np.int64)
+        candidates = 2 * (n + 1) * n**4 / 120  # ~ number of O(n^5) candidate updates per sentence
+        for threads in thread_counts:
+            numba.set_num_threads(threads)
+            budget = args.cubic5_seconds * threads
+            num_cubic5 = int(
+                min(args.batch, max(threads, budget // (cubic5_estimate * candidates)))
+            )
+            sub = (span_scores[:num_cubic5], arc_scores[:num_cubic5], lengths[:num_cubic5])
+
+            fast = joint_span_decode(span_scores, arc_scores, lengths)  # warm-up
+            fast_seconds = timed(
+                lambda: joint_span_decode(span_scores, arc_scores, lengths), args.repeats
+            )
+            start = time.perf_counter()
+            cubic5 = joint_span_decode(*sub, algorithm="cubic5")
+            cubic5_seconds = time.perf_counter() - start
+            for b in range(num_cubic5):  # sanity: identical results
+                assert np.array_equal(fast[0][b], cubic5[0][b])
+                assert np.array_equal(fast[1][b], cubic5[1][b]) and fast[2][b] == cubic5[2][b]
+            cubic5_estimate = cubic5_seconds / num_cubic5 / candidates * threads
+            fast_rate = args.batch / fast_seconds
+            cubic5_rate = num_cubic5 / cubic5_seconds
+            cky_decode(span_scores, lengths)  # warm-up
+            cky_rate = args.batch / timed(lambda: cky_decode(span_scores, lengths), args.repeats)
+            per_sentence.setdefault(("fast", threads), []).append(1.0 / fast_rate)
+            per_sentence.setdefault(("cubic5", threads), []).append(1.0 / cubic5_rate)
+            rows.append((n, threads, fast_rate, cubic5_rate, num_cubic5, cky_rate))
+        del span_scores, arc_scores
+
+    print(
+        "| length | threads | fast (sent/s) | cubic5 O(n^5) (sent/s, sentences timed) "
+        "| fast / cubic5 | span CKY alone (sent/s) | CKY / cubic5 |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for n, threads, fast_rate, cubic5_rate, num_cubic5, cky_rate in rows:
+        print(
+            f"| {n} | {threads} | {fast_rate:,.0f} | {cubic5_rate:,.1f} ({num_cubic5}) "
+            f"| {fast_rate / cubic5_rate:,.1f}x | {cky_rate:,.0f} "
+            f"| {cky_rate / cubic5_rate:,.0f}x |"
+        )
+    if len(args.lengths) >= 2:
+        print("\nGrowth of the time per sentence, t ~ n^p (least squares on log t vs log n):\n")
+        print("| decoder | threads | p over all lengths | p between the two longest |")
+        print("|---|---:|---:|---:|")
+        for (algorithm, threads), seconds in sorted(per_sentence.items()):
+            last = growth_exponent(args.lengths[-2:], seconds[-2:])
+            print(
+                f"| {algorithm} | {threads} | {growth_exponent(args.lengths, seconds):.2f} "
+                f"| {last:.2f} |"
+            )
+
+    load = os.getloadavg()
+    print(
+        f"\nload average after the run: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+        f"on {os.cpu_count()} CPUs (a shared machine makes all rates noisy)"
+    )
+
+
+if __name__ == "__main__":
+    main()
