@@ -1,0 +1,550 @@
+"""
+Dependency treebank files (no AllenNLP, no torch): reading CoNLL-X, CoNLL-U and Malt-TAB,
+writing CoNLL-X and CoNLL-U, and aligning dependency sentences with the trees of a
+constituency treebank.
+
+The joint span parser of Zhou & Zhao (2019, section 3) and Mrini et al. (2020) is trained on a
+constituency tree and a dependency tree of the same words. For the Penn Treebank the papers use
+Stanford basic dependencies made from the trees with the Stanford parser's converter; this
+module only reads what such a converter wrote:
+
+* **CoNLL-X** (10 tab-separated columns: `ID FORM LEMMA CPOSTAG POSTAG FEATS HEAD DEPREL PHEAD
+  PDEPREL`), one blank line between sentences;
+* **CoNLL-U** (10 columns: `ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC`): `#` comment
+  lines, multi-word token lines (`3-4`) and empty nodes (`5.1`) are skipped;
+* **Malt-TAB** (3 or 4 columns: `word POS head [label]`), as in the NLTK dependency treebank
+  (`../shared/data/ptb-sample/deps/*.dp`).
+
+The format is detected per file from its first token line. The POS tag is the fine-grained
+column (POSTAG / XPOS) unless it is `_`, then the coarse one (CPOSTAG / UPOS). A label `_`
+means "no label"; a sentence whose labels are all missing gets `labels=None`.
+"""
+
+import glob
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Iterator, List, Optional, Sequence, Tuple, Union
+
+from lal_allennlp.data.trees import TreebankFormatError
+
+# Files read from a directory or a file-id range.
+DEPENDENCY_SUFFIXES = (".dp", ".conll", ".conllx", ".conllu", ".malt", ".tab", ".txt")
+# `DIR/wsj_0001-0159` (also `DIR/wsj_0001-wsj_0159`): a file-id prefix and a numeric range
+# (the same rule as `ptb_reader.resolve_treebank_paths`).
+_RANGE_RE = re.compile(r"^(?P<prefix>.*?)(?P<low>\d+)-(?:(?P=prefix))?(?P<high>\d+)$")
+_GLOB_CHARACTERS = re.compile(r"[*?\[]")
+# CoNLL-U IDs that are not words: multi-word tokens `3-4` and empty nodes `5.1`.
+_NON_WORD_ID_RE = re.compile(r"^\d+(-\d+|\.\d+)$")
+# Bracket escapes of the Penn Treebank: a tree word and a dependency word match if they are equal
+# or one is the escape of the other (converters differ on whether they unescape brackets).
+_PTB_ESCAPES = {
+    "-LRB-": "(",
+    "-RRB-": ")",
+    "-LCB-": "{",
+    "-RCB-": "}",
+    "-LSB-": "[",
+    "-RSB-": "]",
+}
+
+CONLL = "conll"
+MALT_TAB = "malt-tab"
+
+
+class DependencyFormatError(TreebankFormatError):
+    """
+    A dependency file could not be read, or does not fit its treebank. A `TreebankFormatError`
+    (so a reader's `on_error` handling covers it) whose message names the file and the 1-based
+    line, says what was wrong and what to do.
+    """
+
+
+class DependencyMismatchError(DependencyFormatError):
+    """
+    A dependency sentence does not have the words of the tree it is aligned with. Besides the
+    file and line of the dependency sentence, it carries `sentence_number` (1-based, within the
+    dependency file) and `token` (1-based position of the first differing token).
+    """
+
+    def __init__(
+        self,
+        source: str,
+        line: Optional[int],
+        problem: str,
+        advice: str = "",
+        sentence_number: Optional[int] = None,
+        token: Optional[int] = None,
+    ) -> None:
+        super().__init__(source, line, problem, advice)
+        self.sentence_number = sentence_number
+        self.token = token
+
+    def __reduce__(self):  # type: ignore[no-untyped-def]
+        arguments = (self.source, self.line, self.problem, self.advice)
+        return (self.__class__, arguments + (self.sentence_number, self.token))
+
+
+class DependencyPathError(FileNotFoundError):
+    """A dependency path names no file."""
+
+
+@dataclass
+class DependencySentence:
+    """
+    One sentence of a dependency treebank.
+
+    # Parameters
+
+    words : `List[str]`
+    tags : `List[str]`
+        One POS tag per word.
+    heads : `List[int]`
+        `heads[i]` is the head of word `i + 1`: 1-based, 0 for the root.
+    labels : `Optional[List[str]]`, optional (default = `None`)
+        One dependency label per word, or `None` if the file has none (Malt-TAB with three
+        columns, or `_` everywhere).
+    source : `Optional[str]`, optional (default = `None`)
+        The file it was read from (not compared by `==`).
+    line : `Optional[int]`, optional (default = `None`)
+        The 1-based line of its first token (not compared by `==`).
+    number : `Optional[int]`, optional (default = `None`)
+        Its 1-based position in `source` (not compared by `==`).
+    """
+
+    words: List[str]
+    tags: List[str]
+    heads: List[int]
+    labels: Optional[List[str]] = None
+    source: Optional[str] = field(default=None, compare=False, repr=False)
+    line: Optional[int] = field(default=None, compare=False, repr=False)
+    number: Optional[int] = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        n = len(self.words)
+        if len(self.tags) != n or len(self.heads) != n:
+            raise ValueError(
+                f"{n} words, {len(self.tags)} tags and {len(self.heads)} heads; one each per word"
+            )
+        if self.labels is not None and len(self.labels) != n:
+            raise ValueError(f"{n} words but {len(self.labels)} dependency labels")
+
+
+# ----------------------------------------------------------------------------------------------
+# Paths
+# ----------------------------------------------------------------------------------------------
+
+
+def _dependency_files_under(directory: str) -> List[str]:
+    found = []
+    for root, folders, files in os.walk(directory):
+        folders.sort()
+        for name in files:
+            if name.endswith(DEPENDENCY_SUFFIXES):
+                found.append(os.path.join(root, name))
+    return sorted(found, key=lambda path: os.path.relpath(path, directory))
+
+
+def resolve_dependency_paths(file_path: Union[str, "os.PathLike[str]"]) -> List[str]:
+    """
+    Turns a dependency path into the sorted list of files it names, by the rules of
+    `ptb_reader.resolve_treebank_paths` with other file suffixes (`DEPENDENCY_SUFFIXES`):
+    an existing file (any name); a directory (its `*.dp`, `*.conll`, `*.conllx`, `*.conllu`,
+    `*.malt`, `*.tab` and `*.txt` files, sub-folders included, sorted by relative path); a glob;
+    a file-id range `DIR/wsj_0001-0159` (files of `DIR` whose name is `wsj_` plus a number of
+    the same number of digits within the bounds).
+
+    # Raises
+
+    `DependencyPathError` (a `FileNotFoundError`) naming the path and what was tried.
+    """
+    path = os.fspath(file_path)
+    expanded = os.path.expanduser(path)
+    if os.path.isfile(expanded):
+        return [expanded]
+    if os.path.isdir(expanded):
+        files = _dependency_files_under(expanded)
+        if not files:
+            raise DependencyPathError(
+                f"The dependency directory {path!r} holds no {'/'.join(DEPENDENCY_SUFFIXES)} "
+                "files."
+            )
+        return files
+    tried = ["a file", "a directory"]
+    if _GLOB_CHARACTERS.search(expanded):
+        files = []
+        for match in sorted(glob.glob(expanded, recursive=True)):
+            if os.path.isfile(match):
+                files.append(match)
+            elif os.path.isdir(match):
+                files.extend(_dependency_files_under(match))
+        if files:
+            return files
+        tried.append("a glob pattern (it matched no files)")
+    directory, name = os.path.split(expanded)
+    range_match = _RANGE_RE.match(name)
+    if range_match is not None and os.path.isdir(directory or "."):
+        prefix, low, high = range_match.group("prefix", "low", "high")
+        name_re = re.compile(re.escape(prefix) + r"(\d{" + str(len(low)) + r"})(?!\d)")
+        files = []
+        for candidate in _dependency_files_under(directory or "."):
+            match = name_re.match(os.path.basename(candidate))
+            if match is not None and int(low) <= int(match.group(1)) <= int(high):
+                files.append(candidate)
+        if files:
+            return files
+        tried.append(
+            f"a file-id range: no {'/'.join(DEPENDENCY_SUFFIXES)} file in {directory or '.'!r} "
+            f"is named {prefix}{low} ... {prefix}{high}"
+        )
+    else:
+        tried.append("a file-id range like DIR/wsj_0001-0159")
+    raise DependencyPathError(
+        f"No dependency files found at {path!r}. Tried it as {'; as '.join(tried)}."
+    )
+
+
+# ----------------------------------------------------------------------------------------------
+# Reading
+# ----------------------------------------------------------------------------------------------
+
+
+def _fields(line: str) -> List[str]:
+    fields = line.split("\t")
+    if len(fields) == 1:
+        fields = line.split()
+    return fields
+
+
+def _detect_format(source: str, lines: List[str]) -> Optional[str]:
+    """`CONLL` or `MALT_TAB` from the first token line; `None` for a file without one."""
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        if line.startswith("#") and "\t" not in line:
+            continue  # a CoNLL-U comment before the first token
+        count = len(_fields(line))
+        if count == 10:
+            return CONLL
+        if count in (3, 4):
+            return MALT_TAB
+        if line.startswith("#"):
+            continue  # a CoNLL-U comment before the first token
+        raise DependencyFormatError(
+            source,
+            number,
+            f"cannot tell the format from this line: it has {count} columns",
+            "expected CoNLL-X or CoNLL-U (10 tab-separated columns) or Malt-TAB (word, POS, "
+            "head and an optional label, tab-separated)",
+        )
+    return None
+
+
+def _parse_int(source: str, line: int, text: str, what: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise DependencyFormatError(
+            source, line, f"the {what} {text!r} is not a whole number"
+        ) from None
+
+
+def _check_heads(source: str, first_line: int, lines: Sequence[int], heads: List[int]) -> None:
+    """Heads in range, no word its own head, no cycles (every word reaches the root)."""
+    n = len(heads)
+    for index, head in enumerate(heads):
+        if not 0 <= head <= n:
+            raise DependencyFormatError(
+                source,
+                lines[index],
+                f"the head {head} of word {index + 1} is not a word of the sentence "
+                f"(it has {n} words; 0 is the root)",
+            )
+        if head == index + 1:
+            raise DependencyFormatError(source, lines[index], f"word {index + 1} is its own head")
+    state = [0] * (n + 1)  # 0 unvisited, 1 on the current path, 2 reaches the root
+    state[0] = 2
+    for start in range(1, n + 1):
+        path = []
+        word = start
+        while state[word] == 0:
+            state[word] = 1
+            path.append(word)
+            word = heads[word - 1]
+        if state[word] == 1:
+            cycle = path[path.index(word) :]
+            raise DependencyFormatError(
+                source,
+                first_line,
+                "the heads form a cycle through words "
+                + " -> ".join(str(w) for w in cycle + [word]),
+                "every word must reach the root (head 0) by following heads",
+            )
+        for visited in path:
+            state[visited] = 2
+
+
+def _parse_sentence(
+    source: str, file_format: str, rows: List[Tuple[int, List[str]]], number: int
+) -> DependencySentence:
+    words: List[str] = []
+    tags: List[str] = []
+    heads: List[int] = []
+    labels: List[str] = []
+    lines: List[int] = []
+    for line, fields in rows:
+        if file_format == MALT_TAB:
+            if len(fields) not in (3, 4):
+                raise DependencyFormatError(
+                    source,
+                    line,
+                    f"{len(fields)} columns in a Malt-TAB file",
+                    "each token line needs word, POS, head and an optional label, " "tab-separated",
+                )
+            word, tag, head_text = fields[0], fields[1], fields[2]
+            label = fields[3] if len(fields) == 4 and fields[3] else "_"
+        else:
+            if len(fields) != 10:
+                raise DependencyFormatError(
+                    source,
+                    line,
+                    f"{len(fields)} columns in a CoNLL file",
+                    "each token line needs the 10 tab-separated CoNLL-X / CoNLL-U columns",
+                )
+            if _NON_WORD_ID_RE.match(fields[0]):
+                continue  # multi-word token or empty node
+            token_id = _parse_int(source, line, fields[0], "token ID")
+            if token_id != len(words) + 1:
+                raise DependencyFormatError(
+                    source,
+                    line,
+                    f"token ID {token_id} where {len(words) + 1} was expected",
+                    "IDs must count 1, 2, 3, ... within each sentence; separate sentences by "
+                    "a blank line",
+                )
+            word, head_text, label = fields[1], fields[6], fields[7]
+            tag = fields[4] if fields[4] != "_" else fields[3]
+        words.append(word)
+        tags.append(tag)
+        heads.append(_parse_int(source, line, head_text, "head"))
+        labels.append(label)
+        lines.append(line)
+    if not words:
+        raise DependencyFormatError(source, rows[0][0], "a sentence without words")
+    _check_heads(source, lines[0], lines, heads)
+    return DependencySentence(
+        words,
+        tags,
+        heads,
+        None if all(label == "_" for label in labels) else labels,
+        source=source,
+        line=lines[0],
+        number=number,
+    )
+
+
+def _read_file(path: str) -> Iterator[Tuple[DependencySentence, int]]:
+    with open(path, "rb") as dependency_file:
+        data = dependency_file.read()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DependencyFormatError(
+            path,
+            data.count(b"\n", 0, error.start) + 1,
+            f"not valid UTF-8 at byte offset {error.start}",
+            "convert the file to UTF-8, e.g. `iconv -f latin1 -t utf-8`",
+        ) from None
+    lines = text.split("\n")
+    file_format = _detect_format(path, lines)
+    if file_format is None:
+        raise DependencyFormatError(path, None, "the file holds no sentences")
+    rows: List[Tuple[int, List[str]]] = []
+    number = 0
+    for line_number, line in enumerate(lines + [""], 1):
+        line = line.rstrip("\r\n")
+        if not line.strip():
+            if rows:
+                number += 1
+                sentence = _parse_sentence(path, file_format, rows, number)
+                yield sentence, sentence.line  # type: ignore[misc]
+                rows = []
+            continue
+        if file_format == CONLL and line.startswith("#"):
+            continue  # CoNLL-U comment (token lines start with a number)
+        rows.append((line_number, _fields(line)))
+
+
+def read_dependencies(
+    file_path: Union[str, "os.PathLike[str]"],
+) -> Iterator[Tuple[DependencySentence, int]]:
+    """
+    Yields `(sentence, line)` for every sentence of the dependency files at `file_path`, in
+    file order; `line` is the 1-based line of the sentence's first token and
+    `sentence.source` / `sentence.number` name its file and 1-based position in it.
+
+    `file_path` may be a file, a directory, a glob or `DIR/wsj_0001-0159` (see
+    `resolve_dependency_paths`). Each file's format (CoNLL-X, CoNLL-U or Malt-TAB) is detected
+    from its first token line; CoNLL-U comments, multi-word token lines (`3-4`) and empty nodes
+    (`5.1`) are skipped.
+
+    # Raises
+
+    `DependencyPathError` if the path names no file; `DependencyFormatError` naming the file and
+    line for a malformed line (wrong number of columns, an ID or head that is not a number, IDs
+    not counting from 1), a head outside the sentence, a word that is its own head, heads that
+    form a cycle, an empty or non-UTF-8 file.
+    """
+    for path in resolve_dependency_paths(file_path):
+        yield from _read_file(path)
+
+
+# ----------------------------------------------------------------------------------------------
+# Writing
+# ----------------------------------------------------------------------------------------------
+
+
+def _label(sentence: DependencySentence, index: int) -> str:
+    return "_" if sentence.labels is None else sentence.labels[index]
+
+
+def to_conllx(sentence: DependencySentence) -> str:
+    """
+    The sentence in CoNLL-X: one line per word, `ID FORM _ POS POS _ HEAD DEPREL _ _` (the tag
+    in both POS columns, as the Stanford converter writes PTB tags; `_` for a missing label),
+    each line ending in a newline, then one empty line, so that sentences can be concatenated.
+    """
+    lines = []
+    for index, (word, tag, head) in enumerate(zip(sentence.words, sentence.tags, sentence.heads)):
+        columns = [str(index + 1), word, "_", tag, tag, "_", str(head), _label(sentence, index)]
+        lines.append("\t".join(columns + ["_", "_"]) + "\n")
+    return "".join(lines) + "\n"
+
+
+def to_conllu(sentence: DependencySentence) -> str:
+    """
+    The sentence in CoNLL-U: one line per word, `ID FORM _ _ XPOS _ HEAD DEPREL _ _` (the tag
+    is a treebank-specific XPOS; UPOS is unknown, `_`), each line ending in a newline, then one
+    empty line.
+    """
+    lines = []
+    for index, (word, tag, head) in enumerate(zip(sentence.words, sentence.tags, sentence.heads)):
+        columns = [str(index + 1), word, "_", "_", tag, "_", str(head), _label(sentence, index)]
+        lines.append("\t".join(columns + ["_", "_"]) + "\n")
+    return "".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------------------------------------
+# Aligning with a constituency treebank
+# ----------------------------------------------------------------------------------------------
+
+
+def words_match(tree_word: str, dependency_word: str) -> bool:
+    """Equal, or equal once PTB bracket escapes are undone (`-LRB-` matches `(`)."""
+    if tree_word == dependency_word:
+        return True
+    return _PTB_ESCAPES.get(tree_word, tree_word) == _PTB_ESCAPES.get(
+        dependency_word, dependency_word
+    )
+
+
+def check_words(
+    tree_words: Sequence[str],
+    sentence: DependencySentence,
+    tree_source: Optional[str] = None,
+    tree_line: Optional[int] = None,
+) -> None:
+    """
+    Checks that `sentence` has the words of the (normalised) tree it is aligned with.
+
+    # Raises
+
+    `DependencyMismatchError` naming the dependency file, the sentence number in it and its
+    line, the tree's file and line if given, and the first differing token.
+    """
+    words = sentence.words
+    for index in range(max(len(words), len(tree_words))):
+        tree_word = tree_words[index] if index < len(tree_words) else None
+        word = words[index] if index < len(words) else None
+        if tree_word is not None and word is not None and words_match(tree_word, word):
+            continue
+        shown_tree = "nothing (the tree ends)" if tree_word is None else repr(tree_word)
+        shown_word = "nothing (the sentence ends)" if word is None else repr(word)
+        where = ""
+        if tree_source is not None:
+            where = f" ({tree_source}" + (f", line {tree_line})" if tree_line else ")")
+        number = sentence.number
+        raise DependencyMismatchError(
+            sentence.source or "<dependencies>",
+            sentence.line,
+            f"dependency sentence {number if number is not None else '?'} does not have the "
+            f"words of its tree{where}: token {index + 1} is {shown_tree} in the tree but "
+            f"{shown_word} in the dependencies",
+            "the dependency files must hold the same sentences as the treebank, in the same "
+            "order, with the same tokens once -NONE- empty elements are removed",
+            sentence_number=number,
+            token=index + 1,
+        )
+
+
+class DependencyAligner:
+    """
+    Hands out the sentences of a dependency treebank one per constituency tree, in order,
+    checking that the words match (the n-th tree of the treebank files, in the order the reader
+    reads them, goes with the n-th dependency sentence of the dependency files).
+
+    # Parameters
+
+    file_path : `str`
+        A dependency file, directory, glob or `DIR/wsj_0001-0159` range.
+    """
+
+    def __init__(self, file_path: Union[str, "os.PathLike[str]"]) -> None:
+        self.file_path = os.fspath(file_path)
+        self._sentences = read_dependencies(file_path)
+        self.count = 0  # sentences handed out or skipped
+
+    def _next(self, tree_source: Optional[str], tree_line: Optional[int]) -> DependencySentence:
+        item = next(self._sentences, None)
+        if item is None:
+            where = f"{tree_source}, line {tree_line}" if tree_source else "the treebank"
+            raise DependencyFormatError(
+                self.file_path,
+                None,
+                f"the dependency files end after {self.count} sentence(s), but {where} holds "
+                f"tree {self.count + 1}",
+                "give one dependency sentence per tree, in the same order",
+            )
+        self.count += 1
+        return item[0]
+
+    def next(
+        self,
+        tree_words: Sequence[str],
+        tree_source: Optional[str] = None,
+        tree_line: Optional[int] = None,
+    ) -> DependencySentence:
+        """The next dependency sentence, checked against the tree's words (see `check_words`)."""
+        sentence = self._next(tree_source, tree_line)
+        check_words(tree_words, sentence, tree_source, tree_line)
+        return sentence
+
+    def skip(self) -> None:
+        """Passes over the next dependency sentence (its tree was dropped)."""
+        self._next(None, None)
+
+    def finish(self) -> None:
+        """
+        # Raises
+
+        `DependencyFormatError` if the dependency files hold more sentences than were asked for.
+        """
+        item = next(self._sentences, None)
+        if item is not None:
+            sentence = item[0]
+            raise DependencyFormatError(
+                sentence.source or self.file_path,
+                sentence.line,
+                f"the dependency files hold more sentences than the treebank has trees "
+                f"({self.count} trees; this is dependency sentence {self.count + 1})",
+                "give one dependency sentence per tree, in the same order",
+            )
