@@ -56,7 +56,7 @@ def cky_decode_reference(
     scores = np.asarray(label_scores_2d, dtype=np.float64)  # (n + 1, n + 1, num_labels)
     gold = None if gold_labels_2d is None else np.asarray(gold_labels_2d)
     n = scores.shape[0] - 1
-    if n < 1 or scores.shape[1] != n + 1 or scores.ndim != 3 or scores.shape[2] < 1:
+    if scores.ndim != 3 or n < 1 or scores.shape[1] != n + 1 or scores.shape[2] < 1:
         raise ValueError(
             f"label_scores_2d must be (n + 1, n + 1, L) with n >= 1, got {scores.shape}"
         )
