@@ -2,68 +2,64 @@
 `lal-parse MODEL_ARCHIVE [INPUT] [-o OUTPUT]`: parse raw sentences, one per line, into one
 bracketed tree per line.
 
-Sentences are read from a file or stdin and parsed in batches; a progress bar goes to
-stderr. An empty or unparseable line gets a message on stderr naming the line and an empty
+Sentences are read from a file or stdin and parsed in batches of similar length; a
+progress bar goes to stderr. An empty or unparseable line gets a message on stderr naming the line and an empty
 output line, so that output line k always belongs to input line k.
 """
 import argparse
 import sys
-from typing import IO, Iterator, List, Optional, Sequence, Tuple
+from typing import IO, Iterator, List, Optional, Sequence
 
 from tqdm import tqdm
-
-
-def _batches(lines: Sequence[str], batch_size: int) -> Iterator[List[Tuple[int, str]]]:
-    batch: List[Tuple[int, str]] = []
-    for number, line in enumerate(lines, start=1):
-        batch.append((number, line.rstrip("\n")))
-        if len(batch) == batch_size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def parse_lines(
     predictor, lines: Sequence[str], batch_size: int, errors: IO[str], progress: bool = True
 ) -> Iterator[str]:
-    """Yields one output line per input line (`""` for lines that could not be parsed)."""
+    """Yields one output line per input line (`""` for lines that could not be parsed).
+
+    All lines are tokenised first, then parsed in batches of sentences of similar length
+    (sorted by length, which keeps padding small), and the trees are given back in input
+    order.
+    """
     from lal_allennlp.data.tokenizer import ptb_tokenize
 
-    bar = tqdm(total=len(lines), unit="sent", file=sys.stderr, disable=not progress)
-    for batch in _batches(lines, batch_size):
-        outputs: List[Optional[str]] = [None] * len(batch)
-        ready: List[Tuple[int, List[str]]] = []
-        for position, (number, text) in enumerate(batch):
-            try:
-                tokens = ptb_tokenize(text)
-            except Exception as error:  # a tokenizer failure must not stop the run
-                print(f"line {number}: could not tokenize ({error}); skipped", file=errors)
-                continue
-            if not tokens:
+    tokens: List[Optional[List[str]]] = []
+    for number, line in enumerate(lines, start=1):
+        text = line.rstrip("\n")
+        try:
+            words = ptb_tokenize(text)
+        except Exception as error:  # a tokenizer failure must not stop the run
+            print(f"line {number}: could not tokenize ({error}); skipped", file=errors)
+            words = None
+        else:
+            if not words:
                 print(f"line {number}: empty line, nothing to parse", file=errors)
-                continue
-            ready.append((position, tokens))
-        if ready:
-            try:
-                results = predictor.predict_batch_json([{"tokens": t} for _, t in ready])
-            except Exception:
-                # Find the culprit(s): parse one sentence at a time.
-                results = []
-                for position, tokens in ready:
-                    try:
-                        results.append(predictor.predict_json({"tokens": tokens}))
-                    except Exception as error:
-                        number = batch[position][0]
-                        print(f"line {number}: could not parse ({error})", file=errors)
-                        results.append(None)
-            for (position, _), result in zip(ready, results):
-                if result is not None:
-                    outputs[position] = result["tree"]
-        for output in outputs:
-            yield output or ""
+                words = None
+        tokens.append(words)
+
+    order = sorted((i for i, words in enumerate(tokens) if words), key=lambda i: len(tokens[i]))
+    trees: List[str] = [""] * len(lines)
+    bar = tqdm(total=len(order), unit="sent", file=sys.stderr, disable=not progress)
+    for start in range(0, len(order), batch_size):
+        batch = order[start : start + batch_size]
+        try:
+            results = predictor.predict_batch_json([{"tokens": tokens[i]} for i in batch])
+        except Exception:
+            # Find the culprit(s): parse one sentence at a time.
+            results = []
+            for i in batch:
+                try:
+                    results.append(predictor.predict_json({"tokens": tokens[i]}))
+                except Exception as error:
+                    print(f"line {i + 1}: could not parse ({error})", file=errors)
+                    results.append(None)
+        for i, result in zip(batch, results):
+            if result is not None:
+                trees[i] = result["tree"]
         bar.update(len(batch))
     bar.close()
+    yield from trees
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
