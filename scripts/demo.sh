@@ -14,7 +14,7 @@ export MINILM_DIR
 if [ -n "${PTB_DIR:-}" ]; then
   export TRAIN_PATH="${TRAIN_PATH:-$PTB_DIR/wsj_0001-0159}"
   export DEV_PATH="${DEV_PATH:-$PTB_DIR/wsj_0160-0179}"
-  EPOCHS="${EPOCHS:-8}"
+  EPOCHS="${EPOCHS:-4}"
 else
   export TRAIN_PATH="${TRAIN_PATH:-fixtures/ptb/train}"
   export DEV_PATH="${DEV_PATH:-fixtures/ptb/dev}"
