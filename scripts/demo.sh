@@ -18,7 +18,7 @@ if [ -n "${PTB_DIR:-}" ]; then
 else
   export TRAIN_PATH="${TRAIN_PATH:-fixtures/ptb/train}"
   export DEV_PATH="${DEV_PATH:-fixtures/ptb/dev}"
-  EPOCHS="${EPOCHS:-15}"
+  EPOCHS="${EPOCHS:-25}"
 fi
 OUT="${OUT:-runs/demo}"
 
