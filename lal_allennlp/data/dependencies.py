@@ -20,20 +20,16 @@ column (POSTAG / XPOS) unless it is `_`, then the coarse one (CPOSTAG / UPOS). A
 means "no label"; a sentence whose labels are all missing gets `labels=None`.
 """
 
-import glob
 import os
 import re
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
+from lal_allennlp.data.paths import resolve_paths
 from lal_allennlp.data.trees import TreebankFormatError
 
 # Files read from a directory or a file-id range.
 DEPENDENCY_SUFFIXES = (".dp", ".conll", ".conllx", ".conllu", ".malt", ".tab", ".txt")
-# `DIR/wsj_0001-0159` (also `DIR/wsj_0001-wsj_0159`): a file-id prefix and a numeric range
-# (the same rule as `ptb_reader.resolve_treebank_paths`).
-_RANGE_RE = re.compile(r"^(?P<prefix>.*?)(?P<low>\d+)-(?:(?P=prefix))?(?P<high>\d+)$")
-_GLOB_CHARACTERS = re.compile(r"[*?\[]")
 # CoNLL-U IDs that are not words: multi-word tokens `3-4` and empty nodes `5.1`.
 _NON_WORD_ID_RE = re.compile(r"^\d+(-\d+|\.\d+)$")
 # Bracket escapes of the Penn Treebank: a tree word and a dependency word match if they are equal
@@ -134,73 +130,19 @@ class DependencySentence:
 # ----------------------------------------------------------------------------------------------
 
 
-def _dependency_files_under(directory: str) -> List[str]:
-    found = []
-    for root, folders, files in os.walk(directory):
-        folders.sort()
-        for name in files:
-            if name.endswith(DEPENDENCY_SUFFIXES):
-                found.append(os.path.join(root, name))
-    return sorted(found, key=lambda path: os.path.relpath(path, directory))
-
-
 def resolve_dependency_paths(file_path: Union[str, "os.PathLike[str]"]) -> List[str]:
     """
     Turns a dependency path into the sorted list of files it names, by the rules of
-    `ptb_reader.resolve_treebank_paths` with other file suffixes (`DEPENDENCY_SUFFIXES`):
-    an existing file (any name); a directory (its `*.dp`, `*.conll`, `*.conllx`, `*.conllu`,
-    `*.malt`, `*.tab` and `*.txt` files, sub-folders included, sorted by relative path); a glob;
-    a file-id range `DIR/wsj_0001-0159` (files of `DIR` whose name is `wsj_` plus a number of
-    the same number of digits within the bounds).
+    `paths.resolve_paths` with the suffixes `DEPENDENCY_SUFFIXES`: an existing file (any
+    name); a directory (its `*.dp`, `*.conll`, `*.conllx`, `*.conllu`, `*.malt`, `*.tab` and
+    `*.txt` files, sub-folders included, sorted by relative path); a glob; a file-id range
+    `DIR/wsj_0001-0159`.
 
     # Raises
 
     `DependencyPathError` (a `FileNotFoundError`) naming the path and what was tried.
     """
-    path = os.fspath(file_path)
-    expanded = os.path.expanduser(path)
-    if os.path.isfile(expanded):
-        return [expanded]
-    if os.path.isdir(expanded):
-        files = _dependency_files_under(expanded)
-        if not files:
-            raise DependencyPathError(
-                f"The dependency directory {path!r} holds no {'/'.join(DEPENDENCY_SUFFIXES)} "
-                "files."
-            )
-        return files
-    tried = ["a file", "a directory"]
-    if _GLOB_CHARACTERS.search(expanded):
-        files = []
-        for match in sorted(glob.glob(expanded, recursive=True)):
-            if os.path.isfile(match):
-                files.append(match)
-            elif os.path.isdir(match):
-                files.extend(_dependency_files_under(match))
-        if files:
-            return files
-        tried.append("a glob pattern (it matched no files)")
-    directory, name = os.path.split(expanded)
-    range_match = _RANGE_RE.match(name)
-    if range_match is not None and os.path.isdir(directory or "."):
-        prefix, low, high = range_match.group("prefix", "low", "high")
-        name_re = re.compile(re.escape(prefix) + r"(\d{" + str(len(low)) + r"})(?!\d)")
-        files = []
-        for candidate in _dependency_files_under(directory or "."):
-            match = name_re.match(os.path.basename(candidate))
-            if match is not None and int(low) <= int(match.group(1)) <= int(high):
-                files.append(candidate)
-        if files:
-            return files
-        tried.append(
-            f"a file-id range: no {'/'.join(DEPENDENCY_SUFFIXES)} file in {directory or '.'!r} "
-            f"is named {prefix}{low} ... {prefix}{high}"
-        )
-    else:
-        tried.append("a file-id range like DIR/wsj_0001-0159")
-    raise DependencyPathError(
-        f"No dependency files found at {path!r}. Tried it as {'; as '.join(tried)}."
-    )
+    return resolve_paths(file_path, DEPENDENCY_SUFFIXES, "dependency", DependencyPathError)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -5,10 +5,8 @@ Mrini et al. 2020). Trees are normalised with `trees.normalise_tree` and turned 
 labelled spans with `trees.tree_to_spans`.
 """
 
-import glob
 import logging
 import os
-import re
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 import torch.distributed as dist
@@ -22,6 +20,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from nltk import Tree
 
+from lal_allennlp.data.paths import resolve_paths
 from lal_allennlp.data.trees import TreebankFormatError, normalise_tree, parse_trees
 from lal_allennlp.data.trees import tree_to_spans
 
@@ -29,9 +28,6 @@ logger = logging.getLogger(__name__)
 
 # Files read from a directory or a WSJ file-id range.
 TREEBANK_SUFFIXES = (".mrg", ".tree", ".trees", ".txt")
-# `DIR/wsj_0001-0159` (also `DIR/wsj_0001-wsj_0159`): a file-id prefix and a numeric range.
-_RANGE_RE = re.compile(r"^(?P<prefix>.*?)(?P<low>\d+)-(?:(?P=prefix))?(?P<high>\d+)$")
-_GLOB_CHARACTERS = re.compile(r"[*?\[]")
 
 
 class TreebankPathError(ConfigurationError, FileNotFoundError):
@@ -41,88 +37,18 @@ class TreebankPathError(ConfigurationError, FileNotFoundError):
         return (self.__class__, (self.message,))
 
 
-def _treebank_files_under(directory: str) -> List[str]:
-    """Treebank files in `directory` and its sub-folders, sorted by their relative path."""
-    found = []
-    for root, folders, files in os.walk(directory):
-        folders.sort()
-        for name in files:
-            if name.endswith(TREEBANK_SUFFIXES):
-                found.append(os.path.join(root, name))
-    return sorted(found, key=lambda path: os.path.relpath(path, directory))
-
-
 def resolve_treebank_paths(file_path: Union[str, "os.PathLike[str]"]) -> List[str]:
     """
-    Turns a treebank path into the sorted list of files it names. Tried in this order:
-
-    1. an existing file: that file;
-    2. an existing directory: every `*.mrg`, `*.tree`, `*.trees` and `*.txt` file in it and its
-       sub-folders (the LDC layout `wsj/00/wsj_0001.mrg` works), sorted by relative path;
-    3. a glob such as `data/*.mrg` or `wsj/**/wsj_01*.mrg` (`**` crosses folders): the matching
-       files, and the treebank files of any matching directory;
-    4. a WSJ file-id range `DIR/wsj_0001-0159` (or `DIR/wsj_0001-wsj_0159`): the treebank files
-       in `DIR` and its sub-folders whose name is the prefix (`wsj_`) followed by a number of
-       the same number of digits between the two bounds, inclusive (`wsj_0001.mrg` ...
-       `wsj_0159.mrg`).
+    Turns a treebank path into the sorted list of files it names: an existing file; a
+    directory (its `*.mrg`, `*.tree`, `*.trees` and `*.txt` files, sub-folders included); a
+    glob; or a WSJ file-id range `DIR/wsj_0001-0159` (see `paths.resolve_paths`).
 
     # Raises
 
     `TreebankPathError` (a `ConfigurationError` and a `FileNotFoundError`) naming the path and
     what was tried, if nothing matches.
     """
-    path = os.fspath(file_path)
-    expanded = os.path.expanduser(path)
-    if os.path.isfile(expanded):
-        return [expanded]
-    if os.path.isdir(expanded):
-        files = _treebank_files_under(expanded)
-        if not files:
-            raise TreebankPathError(
-                f"The treebank directory {path!r} holds no {'/'.join(TREEBANK_SUFFIXES)} files."
-            )
-        return files
-    tried = ["a file", "a directory"]
-    if _GLOB_CHARACTERS.search(expanded):
-        files = []
-        for match in sorted(glob.glob(expanded, recursive=True)):
-            if os.path.isfile(match):
-                files.append(match)
-            elif os.path.isdir(match):
-                files.extend(_treebank_files_under(match))
-        if files:
-            return files
-        tried.append("a glob pattern (it matched no files)")
-    directory, name = os.path.split(expanded)
-    range_match = _RANGE_RE.match(name)
-    if range_match is not None:
-        prefix, low, high = range_match.group("prefix", "low", "high")
-        if int(low) > int(high):
-            raise TreebankPathError(
-                f"The file-id range in {path!r} is empty: {low} is greater than {high}."
-            )
-        if not os.path.isdir(directory or "."):
-            raise TreebankPathError(
-                f"The treebank path {path!r} is a file-id range, but its directory "
-                f"{directory!r} does not exist."
-            )
-        name_re = re.compile(re.escape(prefix) + r"(\d{" + str(len(low)) + r"})(?!\d)")
-        files = []
-        for candidate in _treebank_files_under(directory or "."):
-            match = name_re.match(os.path.basename(candidate))
-            if match is not None and int(low) <= int(match.group(1)) <= int(high):
-                files.append(candidate)
-        if files:
-            return files
-        tried.append(
-            f"a file-id range: no {'/'.join(TREEBANK_SUFFIXES)} file in {directory or '.'!r} is "
-            f"named {prefix}{low} ... {prefix}{high}"
-        )
-    else:
-        tried.append("a file-id range like DIR/wsj_0001-0159 (the name is not one)")
-    raise TreebankPathError(
-        f"No treebank files found at {path!r}. Tried it as {'; as '.join(tried)}."
-    )
+    return resolve_paths(file_path, TREEBANK_SUFFIXES, "treebank", TreebankPathError)
 
 
 def _decode(path: str, data: bytes) -> str:
