@@ -250,25 +250,25 @@ class SpanConstituencyParser(Model):
         self, chart: torch.Tensor, chart_np: np.ndarray, lengths: np.ndarray, gold: np.ndarray
     ) -> torch.Tensor:
         """Mean over sentences of `max(0, s(T_hat) + Hamming(T_hat, T*) - s(T*))`."""
-        predicted, augmented_scores = cky_decode(chart_np, lengths, gold)
-        rows = [
-            np.concatenate([np.full((len(s), 1), b), s], axis=1) for b, s in enumerate(predicted)
-        ]
+        predicted, _ = cky_decode(chart_np, lengths, gold)
         # shape (num_predicted_spans, 4): batch, start, end, label
-        pred = torch.as_tensor(np.concatenate(rows), device=chart.device)
-        # The Hamming cost is a constant: the augmented score minus the raw score of the tree.
-        raw = chart_np[pred[:, 0].cpu(), pred[:, 1].cpu(), pred[:, 2].cpu(), pred[:, 3].cpu()]
-        cost = augmented_scores - np.bincount(pred[:, 0].cpu().numpy(), raw, len(lengths))
-        pred_score = chart.new_zeros(len(lengths)).index_add(
-            0, pred[:, 0], chart[pred[:, 0], pred[:, 1], pred[:, 2], pred[:, 3]]
+        pred = np.concatenate(
+            [np.concatenate([np.full((len(s), 1), b), s], axis=1) for b, s in enumerate(predicted)]
         )
+        # The Hamming cost: predicted spans whose label is not the gold one (0 = no constituent).
+        wrong = pred[:, 3] != gold[pred[:, 0], pred[:, 1], pred[:, 2]]
+        cost = np.bincount(pred[:, 0], wrong, minlength=len(lengths))
         b, i, j = np.nonzero(gold)
-        gold_index = [torch.as_tensor(x, device=chart.device) for x in (b, i, j, gold[b, i, j])]
-        gold_score = chart.new_zeros(len(lengths)).index_add(
-            0, gold_index[0], chart[gold_index[0], gold_index[1], gold_index[2], gold_index[3]]
-        )
-        margin = pred_score + torch.as_tensor(cost, dtype=chart.dtype, device=chart.device)
-        return torch.relu(margin - gold_score).mean()
+        gold_rows = np.stack([b, i, j, gold[b, i, j]], axis=1)
+        margin = self._tree_scores(chart, pred) + chart.new_tensor(cost)
+        return torch.relu(margin - self._tree_scores(chart, gold_rows)).mean()
+
+    @staticmethod
+    def _tree_scores(chart: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
+        """Per sentence, the sum of `chart[b, i, j, label]` over the rows `(b, i, j, label)`."""
+        index = torch.as_tensor(rows, dtype=torch.long, device=chart.device)
+        scores = chart[index[:, 0], index[:, 1], index[:, 2], index[:, 3]]
+        return chart.new_zeros(chart.size(0)).index_add(0, index[:, 0], scores)
 
     def _tags_for(self, output: Dict[str, Any], metadata: List[Dict[str, Any]]) -> List[List[str]]:
         tags = []
