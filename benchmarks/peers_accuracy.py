@@ -435,16 +435,15 @@ def main() -> None:
         with open(os.path.join(out_dir, "result.json"), "w") as result_file:
             json.dump(row, result_file, indent=1)
         print(json.dumps(row), flush=True)
+        if args.table:  # rewritten after each system, so a cut-short run keeps its rows
+            with open(args.table, "w") as table_file:
+                table_file.write(format_table(rows, data, args, command))
         if not scored["agree"]:
             raise SystemExit(
                 f"{system}: our EVALB and the C EVALB disagree on {scored['prediction']} "
                 f"(see {out_dir}/evalb.py.txt and evalb.c.txt)"
             )
-    table = format_table(rows, data, args, command)
-    print(table)
-    if args.table:
-        with open(args.table, "w") as table_file:
-            table_file.write(table)
+    print(format_table(rows, data, args, command))
 
 
 if __name__ == "__main__":

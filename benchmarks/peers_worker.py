@@ -112,7 +112,9 @@ def _supar_compat() -> None:
     import torch
     import transformers
 
-    if not hasattr(transformers, "AdamW"):  # removed in transformers 4.50; SuPar imports it
+    try:
+        from transformers import AdamW  # noqa: F401
+    except ImportError:  # removed in transformers 4.50; SuPar imports it
         transformers.AdamW = torch.optim.AdamW
 
 

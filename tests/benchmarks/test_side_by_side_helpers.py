@@ -1,0 +1,79 @@
+"""
+The helpers of the side-by-side benchmarks that decide what a number means: the tree checks and
+scores of `benchmarks/decoder_side_by_side.py` and the prediction clean-up and EVALB report
+comparison of `benchmarks/peers_accuracy.py`.
+"""
+
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+from nltk import Tree
+
+from lal_allennlp.metrics.evalb import COLLINS, evalb_score, format_report
+
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+decoders = _load("decoder_side_by_side")
+peers = _load("peers_accuracy")
+
+
+def test_check_tree_accepts_nested_spans_and_rejects_crossing_ones():
+    assert decoders.check_tree([(0, 4, 1), (0, 2, 3), (2, 4, 2), (3, 4, 5)], 4) is None
+    assert "cross" in decoders.check_tree([(0, 3, 1), (2, 4, 1)], 4)
+    assert "twice" in decoders.check_tree([(0, 2, 1), (0, 2, 3)], 4)
+    assert "outside" in decoders.check_tree([(0, 5, 1)], 4)
+
+
+def test_tree_score_sums_the_labelled_cells_in_float64():
+    scores = np.zeros((4, 4, 3), dtype=np.float32)
+    scores[0, 3, 2] = 1.5
+    scores[1, 3, 1] = -0.25
+    assert decoders.tree_score(scores, [(0, 3, 2), (1, 3, 1)]) == 1.25
+
+
+def test_make_charts_is_seeded_and_scores_the_empty_label_zero():
+    first = decoders.make_charts(5, 2, 7, seed=3)
+    assert first.shape == (2, 6, 6, 7) and first.dtype == np.float32
+    assert np.array_equal(first, decoders.make_charts(5, 2, 7, seed=3))
+    assert not first[..., 0].any() and first[..., 1:].std() > 0.5
+
+
+def test_growth_exponent_of_a_cubic():
+    lengths = [10, 20, 40, 80]
+    assert math.isclose(decoders.growth_exponent(lengths, [n**3 * 1e-7 for n in lengths]), 3.0)
+
+
+def test_with_gold_tags_puts_gold_tags_and_a_top_root():
+    gold = Tree.fromstring("(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)))")
+    predicted = "(S (NP (XX The) (XX cat)) (VP (XX sat)) (XX .))"
+    assert peers.with_gold_tags(predicted, gold) == (
+        "(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)))"
+    )
+    assert peers.with_gold_tags("(ROOT (S (X The) (X cat) (X sat) (X .)))", gold) == (
+        "(TOP (S (DT The) (NN cat) (VBD sat) (. .)))"
+    )
+    # Other words: left as they are (EVALB then counts an error sentence); unreadable: empty.
+    assert peers.with_gold_tags("(TOP (S (X A) (X dog)))", gold) == "(TOP (S (X A) (X dog)))"
+    assert peers.with_gold_tags("(TOP (S (X A)", gold) == ""
+
+
+def test_summary_compares_the_report_blocks_whatever_the_spacing():
+    gold = [Tree.fromstring("(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)))")]
+    right = [Tree.fromstring("(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat)) (. .)))")]
+    wrong = [Tree.fromstring("(TOP (S (DT The) (VP (NN cat) (VBD sat)) (. .)))")]
+    report = format_report(evalb_score(gold, right, COLLINS))
+    lines = peers.summary(report)
+    assert lines[0] == "=== Summary ==="
+    assert "Bracketing FMeasure = 100.00" in lines
+    assert peers.summary(report.replace(" = ", "   =  ")) == lines
+    assert peers.summary(format_report(evalb_score(gold, wrong, COLLINS))) != lines
