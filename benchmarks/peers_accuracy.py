@@ -31,7 +31,9 @@ What the script does:
    ``metrics.json``, for allennlp runs).
 3. Parses the dev set with each trained model on the CPU in a separate process
    (``benchmarks/peers_worker.py``, under the system's own Python; batches of similar length,
-   model loading and a warm-up batch excluded) and reads that process's peak resident memory.
+   model loading and a warm-up batch excluded) and reads that process's peak resident memory;
+   then, in the same process, parses one sentence of each ``--probe`` length until one fails
+   (an error, or more than ``--limit-mib`` resident memory: 8 GiB).
 4. Gives every predicted tree the gold POS tags (EVALB deletes punctuation by tag; the systems
    differ in whether they predict tags, and F1 is about brackets) and a ``TOP`` root, then
    scores the prediction file against the gold file with the project's EVALB
@@ -230,6 +232,9 @@ def parse(system: str, model: str, data: Dict, args: argparse.Namespace, out_dir
     raw = os.path.join(out_dir, "dev.raw.trees")
     log = os.path.join(out_dir, "parse.log")
     full = [python, WORKER, command, model, data["dev"], raw, "--threads", str(args.threads)]
+    full += ["--batch-size", str(args.batch_size), "--limit-mib", str(args.limit_mib)]
+    if args.probe:
+        full += ["--probe"] + [str(length) for length in args.probe]
     _, peak_kib = run(full, log, environment(args.minilm_dir))
     with open(log) as log_file:
         timing = json.loads([line for line in log_file if line.startswith('{"sentences"')][-1])
@@ -237,7 +242,19 @@ def parse(system: str, model: str, data: Dict, args: argparse.Namespace, out_dir
         "raw": raw,
         "sentences_per_s": timing["sentences"] / timing["seconds"],
         "parse_peak_mib": peak_kib / 1024,
+        "probe": timing.get("probe") or [],
     }
+
+
+def longest(probe: List[Dict]) -> str:
+    """The probe's longest sentence parsed, and what stopped it."""
+    if not probe:
+        return "not probed"
+    parsed = [p for p in probe if p["ok"]]
+    best = f"{parsed[-1]['length']} ({parsed[-1]['peak_mib']:,.0f} MiB)" if parsed else "none"
+    if probe[-1]["ok"]:
+        return f">= {best}"
+    return f"{best}; {probe[-1]['length']}: {probe[-1]['error'][:90]}"
 
 
 # ------------------------------------------------------------------------------------------------
@@ -350,11 +367,13 @@ def format_table(rows: List[Dict], data: Dict, args: argparse.Namespace, command
         "'C EVALB' is allennlp's bundled evalb.c on the same files (its summary lines must "
         "equal ours). Parse: the whole dev set from gold tokens in a separate process, batches "
         f"of {args.batch_size} similar-length sentences, model loading excluded from sentences/s; "
-        "peak RSS of that process (model loaded, all sentences parsed).",
+        "peak RSS of that process (model loaded, all sentences parsed). Longest sentence: then "
+        f"one sentence of each of {args.probe} words (dev words repeated) in the same process, "
+        f"until one fails or the process's peak RSS passes {args.limit_mib:,.0f} MiB.",
         "",
         "| system | epochs | train wall | dev F1 | P | R | C EVALB F1 | parse sent/s "
-        "| parse peak RSS (MiB) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| parse peak RSS (MiB) | longest sentence parsed (words; peak RSS) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for row in rows:
         minutes = row["train_seconds"] / 60
@@ -362,7 +381,8 @@ def format_table(rows: List[Dict], data: Dict, args: argparse.Namespace, command
         lines.append(
             f"| {NAMES[row['system']]} | {row['epochs']} | {minutes:.1f} min{reused} "
             f"| **{row['f1']:.2f}** | {row['precision']:.2f} | {row['recall']:.2f} "
-            f"| {row['c_f1']:.2f} | {row['sentences_per_s']:.1f} | {row['parse_peak_mib']:,.0f} |"
+            f"| {row['c_f1']:.2f} | {row['sentences_per_s']:.1f} | {row['parse_peak_mib']:,.0f} "
+            f"| {longest(row['probe'])} |"
         )
     lines.append("")
     for row in rows:
@@ -394,6 +414,14 @@ def main() -> None:
     )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument(
+        "--probe",
+        type=int,
+        nargs="*",
+        default=[100, 200, 300, 350, 400, 500, 600, 800, 1000],
+        help="sentence lengths for the longest-sentence probe (none: no probe)",
+    )
+    parser.add_argument("--limit-mib", type=float, default=8192.0)
     parser.add_argument(
         "--reuse",
         nargs="+",

@@ -7,7 +7,10 @@ project's ``.venv``, SuPar in its own), so nothing is imported at module level b
 standard library. A parse command reads gold trees (one per line), parses their words with the
 gold POS tags given where the system takes them, writes one predicted tree per line in the same
 order and prints a JSON line ``{"sentences": N, "words": W, "seconds": S}``: the wall time of
-parsing all sentences after one untimed warm-up batch, model loading excluded.
+parsing all sentences after one untimed warm-up batch, model loading excluded. With
+``--probe L1 L2 ...`` it then parses one sentence of each length (dev words repeated) until one
+fails (an error, or a peak resident size over ``--limit-mib``, 8 GiB by default) and adds the
+results under ``probe``.
 
     python benchmarks/peers_worker.py parse-ours ARCHIVE GOLD OUT [--batch-size 32]
     python benchmarks/peers_worker.py parse-allennlp-models ARCHIVE GOLD OUT [--batch-size 32]
@@ -20,7 +23,7 @@ import json
 import os
 import sys
 import time
-from typing import List, Tuple
+from typing import Callable, List, Optional, Tuple
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -46,9 +49,49 @@ def _by_length(sentences: List, batch_size: int) -> List[List[int]]:
     return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
-def _report(sentences: List, seconds: float) -> None:
+def _report(sentences: List, seconds: float, probe: Optional[List[dict]] = None) -> None:
     words = sum(len(words) for words, _ in sentences)
-    print(json.dumps({"sentences": len(sentences), "words": words, "seconds": seconds}))
+    report = {"sentences": len(sentences), "words": words, "seconds": seconds, "probe": probe}
+    print(json.dumps(report))
+
+
+def _peak_reset() -> None:
+    with open("/proc/self/clear_refs", "w") as clear_refs:  # VmHWM := VmRSS (Linux >= 4.0)
+        clear_refs.write("5")
+
+
+def _peak_mib() -> float:
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
+
+
+def _probe(
+    parse_one: Callable[[List[str], List[str]], object],
+    sentences: List[Tuple[List[str], List[str]]],
+    lengths: List[int],
+    limit_mib: float,
+) -> List[dict]:
+    """Parses one sentence of each length (dev words repeated), up to the first failure: a
+    raised error, or a peak resident size of the process above ``limit_mib``."""
+    words = [w for sentence, _ in sentences for w in sentence]
+    tags = [t for _, sentence_tags in sentences for t in sentence_tags]
+    results = []
+    for length in lengths:
+        repeat = -(-length // len(words))
+        _peak_reset()
+        try:
+            parse_one((words * repeat)[:length], (tags * repeat)[:length])
+            error = None
+        except Exception as exception:  # noqa: BLE001 - reported, whatever it is
+            error = f"{type(exception).__name__}: {str(exception)[:200]}"
+        peak = _peak_mib()
+        if error is None and peak > limit_mib:
+            error = f"peak resident memory {peak:,.0f} MiB > {limit_mib:,.0f} MiB"
+        results.append({"length": length, "ok": error is None, "peak_mib": peak, "error": error})
+        if error is not None:
+            break
+    return results
 
 
 def _flat(tree) -> str:  # type: ignore[no-untyped-def]
@@ -76,7 +119,12 @@ def parse_ours(args: argparse.Namespace) -> None:
         seconds = time.perf_counter() - start
     with open(args.out, "w", encoding="utf-8") as out:
         out.writelines(tree + "\n" for tree in trees)
-    _report(sentences, seconds)
+
+    def one(words: List[str], tags: List[str]) -> object:
+        with torch.no_grad():
+            return predictor.predict_json({"tokens": words, "tags": tags})
+
+    _report(sentences, seconds, _probe(one, sentences, args.probe, args.limit_mib))
 
 
 def parse_allennlp_models(args: argparse.Namespace) -> None:
@@ -103,7 +151,12 @@ def parse_allennlp_models(args: argparse.Namespace) -> None:
         seconds = time.perf_counter() - start
     with open(args.out, "w", encoding="utf-8") as out:
         out.writelines(tree + "\n" for tree in trees)
-    _report(sentences, seconds)
+
+    def one(words: List[str], tags: List[str]) -> object:
+        with torch.no_grad():
+            return model.forward_on_instances([reader.text_to_instance(words, tags)])
+
+    _report(sentences, seconds, _probe(one, sentences, args.probe, args.limit_mib))
 
 
 def _supar_compat() -> None:
@@ -131,7 +184,12 @@ def parse_supar(args: argparse.Namespace) -> None:
     # Reads the gold file (SuPar keeps its POS tags in the output trees), sorts by length into
     # buckets, writes the trees in the input order.
     parser.predict(args.gold, pred=args.out, verbose=False)
-    _report(sentences, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+
+    def one(words: List[str], tags: List[str]) -> object:
+        return parser.predict([words], verbose=False)
+
+    _report(sentences, seconds, _probe(one, sentences, args.probe, args.limit_mib))
 
 
 def train_supar(args: argparse.Namespace) -> None:
@@ -152,6 +210,11 @@ def main() -> None:
         command.add_argument("out", help="predicted trees, one per line")
         command.add_argument("--batch-size", type=int, default=32)
         command.add_argument("--threads", type=int, default=2)
+        command.add_argument(
+            "--probe", type=int, nargs="*", default=[], help="then parse one sentence of each "
+            "of these lengths (dev words repeated), stopping at the first that fails"
+        )
+        command.add_argument("--limit-mib", type=float, default=8192.0)
     train = commands.add_parser("train-supar")
     train.add_argument("rest", nargs=argparse.REMAINDER)
     args = parser.parse_args()

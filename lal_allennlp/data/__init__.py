@@ -1,8 +1,11 @@
 """
-Reading treebanks: tree utilities (`trees`), a raw-text tokenizer (`tokenizer`) and the
-`lal_ptb` dataset reader (`ptb_reader`). Importing this package registers the reader.
+Reading treebanks: tree utilities (`trees`), a raw-text tokenizer (`tokenizer`), the `lal_ptb`
+dataset reader (`ptb_reader`), the `lal_ctb` Chinese Treebank reader (`ctb_reader`, with the
+file format in `ctb_format`) and per-language tables (`languages`). Importing this package
+registers the readers.
 """
 
+from lal_allennlp.data.ctb_reader import ChineseTreebankReader
 from lal_allennlp.data.ptb_reader import PennTreebankReader, TreebankPathError
 from lal_allennlp.data.ptb_reader import resolve_treebank_paths
 from lal_allennlp.data.tokenizer import ptb_tokenize
@@ -18,6 +21,7 @@ from lal_allennlp.data.trees import (
 )
 
 __all__ = [
+    "ChineseTreebankReader",
     "PennTreebankReader",
     "TreebankFormatError",
     "TreebankPathError",

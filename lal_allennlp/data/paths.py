@@ -1,12 +1,13 @@
 """
 Turning a data path from a config into the sorted list of files it names: a file, a
-directory, a glob, or a directory plus a WSJ file-id range (`DIR/wsj_0001-0159`). Shared by
-the treebank reader and the dependency reader; no allennlp or torch import.
+directory, a glob, or a directory plus a WSJ file-id range (`DIR/wsj_0001-0159`), and the
+tree selection a treebank path may end with (`FILE[:8000]`). Shared by the treebank readers
+and the dependency reader; no allennlp or torch import.
 """
 import glob
 import os
 import re
-from typing import List, Sequence, Type, Union
+from typing import List, Optional, Sequence, Tuple, Type, Union
 
 # `DIR/wsj_0001-0159` (also `DIR/wsj_0001-wsj_0159`): a file-id prefix and a numeric range.
 _RANGE_RE = re.compile(r"^(?P<prefix>.*?)(?P<low>\d+)-(?:(?P=prefix))?(?P<high>\d+)$")
@@ -92,3 +93,32 @@ def resolve_paths(
     else:
         tried.append("a file-id range like DIR/wsj_0001-0159 (the name is not one)")
     raise error(f"No {kind} files found at {path!r}. Tried it as {'; as '.join(tried)}.")
+
+
+# A tree selection at the end of a data path: `FILE[:8000]`, `FILE[8000:]`, `DIR[100:200]`.
+_SELECTION_RE = re.compile(r"^(?P<path>.+)\[(?P<start>\d*):(?P<stop>\d*)\]$")
+
+
+def split_tree_selection(
+    file_path: Union[str, "os.PathLike[str]"]
+) -> Tuple[str, Optional[Tuple[int, Optional[int]]]]:
+    """
+    Splits a trailing tree selection off a data path, like a Python slice with non-negative
+    bounds: `trees.txt[:8000]` is the first 8,000 trees of the path, `trees.txt[8000:]` the
+    rest, `DIR[100:200]` trees 100 to 199 (0-based) of all the files of `DIR` in reading order.
+    Returns `(path, (start, stop))` with `stop` `None` for an open end, or `(path, None)` when
+    the path has no selection or names an existing file as it stands.
+
+    # Raises
+
+    `ValueError` if `stop` is not greater than `start`.
+    """
+    path = os.fspath(file_path)
+    match = _SELECTION_RE.match(path)
+    if match is None or os.path.exists(os.path.expanduser(path)):
+        return path, None
+    start = int(match.group("start") or 0)
+    stop = int(match.group("stop")) if match.group("stop") else None
+    if stop is not None and stop <= start:
+        raise ValueError(f"The tree selection of {path!r} is empty: {stop} is not above {start}.")
+    return match.group("path"), (start, stop)

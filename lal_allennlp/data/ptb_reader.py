@@ -20,7 +20,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from nltk import Tree
 
-from lal_allennlp.data.paths import resolve_paths
+from lal_allennlp.data.paths import resolve_paths, split_tree_selection
 from lal_allennlp.data.trees import TreebankFormatError, normalise_tree, parse_trees
 from lal_allennlp.data.trees import tree_to_spans
 
@@ -80,6 +80,11 @@ class PennTreebankReader(DatasetReader):
     file-id range, `DIR/wsj_0001-0159`: the files `wsj_0001*` ... `wsj_0159*` in `DIR` (see
     `resolve_treebank_paths`).
 
+    A path may end with a tree selection, a slice of its trees in reading order:
+    `sinica.trees[:8000]` (the first 8,000 trees), `sinica.trees[8000:]` (the others),
+    `DIR[100:200]` (see `paths.split_tree_selection`). Trees are counted as they are read,
+    before normalisation and `max_length`; malformed input is reported wherever it stands.
+
     Instances are sharded over distributed workers and data-loader processes by tree.
 
     # Parameters
@@ -119,23 +124,42 @@ class PennTreebankReader(DatasetReader):
         # Counts of the last `_read`: files, trees, skipped_errors and skipped_too_long over all
         # shards; instances made by this process.
         self.stats: Dict[str, int] = {}
+        # The tree selection of the path being read (`FILE[start:stop]`), if any.
+        self._selection: Optional[Tuple[int, Optional[int]]] = None
+
+    def _resolve_paths(self, file_path: str) -> List[str]:
+        """The files a data path (without its tree selection) names."""
+        return resolve_treebank_paths(file_path)
+
+    def _file_text(self, path: str) -> str:
+        """
+        The bracketed text of the treebank file `path`; a `TreebankFormatError` naming the file
+        (and line) if it cannot be decoded or holds nothing.
+        """
+        with open(path, "rb") as treebank_file:
+            text = _decode(path, treebank_file.read())
+        if not text.strip():
+            raise TreebankFormatError(
+                path, None, "the file is empty", "remove it or point the reader elsewhere"
+            )
+        return text
 
     def _items(
         self, paths: List[str]
     ) -> Iterator[Tuple[str, Optional[int], Optional[Tree], Optional[TreebankFormatError]]]:
         """
         Yields `(path, line, tree, None)` for each tree and `(path, line, None, error)` for each
-        problem, in file order; raises at once if `on_error` is "raise".
+        problem, in file order; raises at once if `on_error` is "raise". Only the trees of
+        the path's tree selection are yielded, and reading stops at its end.
         """
         collect = self._on_error == "skip"
+        start, stop = self._selection or (0, None)
+        index = -1  # of the last tree read
         for path in paths:
+            if stop is not None and index + 1 >= stop:
+                return
             try:
-                with open(path, "rb") as treebank_file:
-                    text = _decode(path, treebank_file.read())
-                if not text.strip():
-                    raise TreebankFormatError(
-                        path, None, "the file is empty", "remove it or point the reader elsewhere"
-                    )
+                text = self._file_text(path)
             except TreebankFormatError as error:
                 if not collect:
                     raise
@@ -146,7 +170,11 @@ class PennTreebankReader(DatasetReader):
                 while errors:
                     error = errors.pop(0)
                     yield path, error.line, None, error
-                yield path, line, tree, None
+                index += 1
+                if stop is not None and index >= stop:
+                    break
+                if index >= start:
+                    yield path, line, tree, None
             for error in errors or []:
                 yield path, error.line, None, error
 
@@ -205,7 +233,11 @@ class PennTreebankReader(DatasetReader):
             yield normalised, spans
 
     def _read(self, file_path) -> Iterable[Instance]:  # type: ignore[no-untyped-def]
-        paths = resolve_treebank_paths(file_path)
+        try:
+            path, self._selection = split_tree_selection(file_path)
+        except ValueError as error:
+            raise TreebankPathError(str(error)) from None
+        paths = self._resolve_paths(path)
         log = self._is_first_shard()
         if log:
             logger.info("Reading trees from %d file(s) at %s", len(paths), file_path)

@@ -77,3 +77,12 @@ def test_summary_compares_the_report_blocks_whatever_the_spacing():
     assert "Bracketing FMeasure = 100.00" in lines
     assert peers.summary(report.replace(" = ", "   =  ")) == lines
     assert peers.summary(format_report(evalb_score(gold, wrong, COLLINS))) != lines
+
+
+def test_longest_names_the_last_sentence_parsed_and_what_stopped_the_probe():
+    ok = {"length": 300, "ok": True, "peak_mib": 1500.4, "error": None}
+    failed = {"length": 400, "ok": False, "peak_mib": 1600.0, "error": "IndexError: index out"}
+    assert peers.longest([]) == "not probed"
+    assert peers.longest([ok]) == ">= 300 (1,500 MiB)"
+    assert peers.longest([ok, failed]) == "300 (1,500 MiB); 400: IndexError: index out"
+    assert peers.longest([failed]) == "none; 400: IndexError: index out"

@@ -19,8 +19,10 @@ def _ext_vars() -> dict:
         "DEV_PATH": dev,
         "PTB_TRAIN": train,
         "PTB_DEV": dev,
-        "CTB_TRAIN": train,
-        "CTB_DEV": dev,
+        # The CTB 5.1 split of the hand-written CTB files (`#train`, `#dev`).
+        "CTB_DIR": str(FIXTURES_ROOT / "ctb" / "ctb51"),
+        # Sinica-style trees; the config selects `[:8000]` and `[8000:]` of them.
+        "SINICA_TREES": str(FIXTURES_ROOT / "sinica" / "sample.trees"),
         "MINILM_DIR": minilm_dir(),
         # Large-model configs are built with the small local MiniLM in place of their model.
         "TRANSFORMER_MODEL": minilm_dir(),

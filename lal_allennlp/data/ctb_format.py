@@ -1,0 +1,205 @@
+"""
+The files of the Penn Chinese Treebank as the LDC distributes it (Xue et al. 2005, "The Penn
+Chinese TreeBank: Phrase structure annotation of a large corpus"; releases 5.1 to 9.0); no
+allennlp or torch import.
+
+* One file per document, named after its file id: `chtb_001.fid` (CTB 5.1), `chtb_0001.mrg`,
+  `chtb_3001.bn`, `chtb_0001.nw` ... (later releases, which name the genre in the suffix).
+* Trees in Penn Treebank brackets (`( (IP (NP-SBJ ...) ...) )`, `-NONE-` empty elements,
+  function tags) inside SGML-like markup: `<DOC>`, `<HEADER>`, `<HEADLINE>`, `<TEXT>`, `<P>`
+  and one `<S ID=...>` ... `</S>` element per sentence.
+* GB2312/GBK in the older releases, UTF-8 in the newer ones.
+
+`decode_ctb` decodes (detecting UTF-8 or GB18030, the superset of GB2312 and GBK),
+`strip_markup` blanks the markup so that `trees.parse_trees` reads the trees with their true
+line numbers, `ctb_file_id` / `parse_file_id_ranges` / `CTB51_SPLITS` select files by id.
+"""
+
+import os
+import re
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from lal_allennlp.data.trees import TreebankFormatError
+
+# Suffixes of CTB files (all releases), and of bracketed files generally.
+CTB_SUFFIXES = (".fid", ".mrg", ".nw", ".bn", ".mz", ".bc", ".wb", ".df", ".sc", ".sm")
+CTB_SUFFIXES += (".tree", ".trees", ".txt")
+
+FileIdRanges = Tuple[Tuple[int, int], ...]
+
+CTB51_SPLITS: Dict[str, str] = {
+    "train": "1-270,440-1151",
+    "dev": "301-325",
+    "test": "271-300",
+}
+"""
+The standard CTB 5.1 split by file id (Zhang & Clark 2008; used by Kitaev & Klein, Zhou & Zhao
+and Mrini et al.): 18,104 training, 352 development and 348 test sentences.
+"""
+
+# `chtb_0001.fid`, `chtb_001.fid`, `CHTB_0001.nw.mrg`: the file id is the number.
+_FILE_ID_RE = re.compile(r"^chtb_(\d+)(?!\d)", re.IGNORECASE)
+# `1-270`, `301`
+_RANGE_RE = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+# A markup tag: `<S ID=1>`, `</S>`, `<P>`, `<DOC DOCID="...">`. The name must start with a
+# letter, so words such as `<` or `<=` inside trees are never taken for markup.
+_TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9_.-]*)((?:\s[^<>\n]*)?)>")
+# Elements whose text is metadata rather than trees (used only in files without `<S>`).
+METADATA_ELEMENTS = frozenset(
+    {"DOCID", "DOCNO", "DOCTYPE", "DATE", "DATETIME", "DATE_TIME", "HEADER", "ENDTIME"}
+    | {"AUTHOR", "POSTER", "POSTDATE", "SPEAKER", "SOURCE", "TITLE", "URL", "SU"}
+)
+
+
+def ctb_file_id(path: str) -> Optional[int]:
+    """The file id of a CTB file (`.../chtb_0301.fid` -> 301), or `None` for other names."""
+    match = _FILE_ID_RE.match(os.path.basename(path))
+    return int(match.group(1)) if match else None
+
+
+def parse_file_id_ranges(spec: str) -> FileIdRanges:
+    """
+    `"1-270,440-1151"` -> `((1, 270), (440, 1151))`; a single id `"301"` is `(301, 301)`.
+
+    # Raises
+
+    `ValueError` naming the bad part.
+    """
+    ranges = []
+    for part in spec.split(","):
+        match = _RANGE_RE.match(part)
+        if match is None:
+            raise ValueError(
+                f"{part.strip()!r} in the file-id ranges {spec!r} is not a file id or a range "
+                "such as 1-270"
+            )
+        low = int(match.group(1))
+        high = int(match.group(2)) if match.group(2) is not None else low
+        if low > high:
+            raise ValueError(f"the file-id range {part.strip()!r} is empty ({low} > {high})")
+        ranges.append((low, high))
+    return tuple(ranges)
+
+
+def select_by_file_id(paths: Sequence[str], ranges: FileIdRanges) -> List[str]:
+    """The CTB files among `paths` whose file id lies in one of `ranges`, sorted by file id."""
+    chosen = []
+    for path in paths:
+        file_id = ctb_file_id(path)
+        if file_id is not None and any(low <= file_id <= high for low, high in ranges):
+            chosen.append((file_id, path))
+    return [path for _, path in sorted(chosen)]
+
+
+def _line_of(data: bytes, offset: int) -> int:
+    return data.count(b"\n", 0, offset) + 1
+
+
+def decode_ctb(path: str, data: bytes, encoding: Optional[str] = None) -> str:
+    """
+    Decodes the bytes of a treebank file. With `encoding` `None`, UTF-8 (a byte-order mark is
+    dropped) is tried first and GB18030 (which reads GB2312 and GBK) second: text in one of the
+    GB encodings is almost never valid UTF-8. Otherwise `encoding` is used (any Python codec
+    name: `gbk`, `gb2312`, `utf-8`, `big5` ...).
+
+    # Raises
+
+    `TreebankFormatError` naming the file, the line and the byte that could not be decoded.
+    """
+    if encoding is not None:
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError as error:
+            raise TreebankFormatError(
+                path,
+                _line_of(data, error.start),
+                f"not valid {encoding} at byte offset {error.start} (byte "
+                f"0x{data[error.start]:02x})",
+                "check the reader's `encoding` option, or leave it out to detect UTF-8 or GBK",
+            ) from None
+        except LookupError:
+            raise TreebankFormatError(
+                path, None, f"unknown encoding {encoding!r}", "use a Python codec name, e.g. gbk"
+            ) from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as utf8_error:
+        try:
+            return data.decode("gb18030")
+        except UnicodeDecodeError:
+            raise TreebankFormatError(
+                path,
+                _line_of(data, utf8_error.start),
+                f"neither UTF-8 nor GB18030/GBK/GB2312: byte 0x{data[utf8_error.start]:02x} at "
+                f"offset {utf8_error.start} is not valid UTF-8 and the file is not valid GB18030",
+                "convert the file to UTF-8, or name its encoding with the reader's `encoding` "
+                "option",
+            ) from None
+
+
+def _tags(text: str) -> Iterator[Tuple[re.Match, int]]:
+    """Markup tags of `text` with their 1-based line."""
+    line = 1
+    position = 0
+    for match in _TAG_RE.finditer(text):
+        line += text.count("\n", position, match.start())
+        position = match.start()
+        yield match, line
+
+
+def strip_markup(text: str, source: str = "<string>") -> str:
+    """
+    Returns `text` with the CTB markup blanked and every line break kept, so that the line
+    numbers of the trees do not change.
+
+    If the text has `<S ...>` elements, only their contents are kept (headers, dates and other
+    text outside sentences are dropped). Otherwise every tag is removed, and so is the text of
+    metadata elements (`METADATA_ELEMENTS`: `<DATE>`, `<HEADER>`, `<DOCID>` ...); files with no
+    markup at all come back unchanged.
+
+    # Raises
+
+    `TreebankFormatError` naming the source and line for an `<S>` opened inside another one
+    (a `</S>` is missing), a `</S>` that closes nothing, or an `<S>` still open at the end.
+    """
+    with_sentences = any(
+        match.group(2).upper() == "S" and not match.group(1) for match, _ in _tags(text)
+    )
+    pieces: List[str] = []
+    position = 0
+    open_sentence: Optional[Tuple[int, str]] = None  # (line, the tag) of the open <S>
+    metadata_depth = 0
+
+    def keep(segment: str) -> None:
+        if (open_sentence is not None) if with_sentences else metadata_depth == 0:
+            pieces.append(segment)
+        else:
+            pieces.append("\n" * segment.count("\n"))
+
+    for match, line in _tags(text):
+        keep(text[position : match.start()])
+        position = match.end()
+        closing, name = bool(match.group(1)), match.group(2).upper()
+        if name == "S":
+            if not closing and open_sentence is not None:
+                raise TreebankFormatError(
+                    source,
+                    line,
+                    f"{match.group()} opens a sentence inside {open_sentence[1]} of line "
+                    f"{open_sentence[0]}",
+                    "a </S> is probably missing before it",
+                )
+            if closing and open_sentence is None:
+                raise TreebankFormatError(source, line, "</S> closes no <S>", "remove it")
+            open_sentence = None if closing else (line, match.group())
+        elif name in METADATA_ELEMENTS:
+            metadata_depth = max(0, metadata_depth + (-1 if closing else 1))
+    keep(text[position:])
+    if open_sentence is not None:
+        raise TreebankFormatError(
+            source,
+            open_sentence[0],
+            f"{open_sentence[1]} is not closed at the end of the file",
+            "add the missing </S>",
+        )
+    return "".join(pieces)
