@@ -86,6 +86,14 @@ Layout: the split maximum is one contiguous vector loop over h in (i, j] per k, 
 
     raw[i, j, h] = max_{k in (i, j)} S[i, k, h] + E[j, k, h].
 
+Blocks: spans are decoded by increasing end j, then decreasing start i. Below the single word, the
+starts go in blocks of 4, (i, j), (i - 1, j), (i - 2, j), (i - 3, j) (:func:`_span_block`): their
+splits k in (i, j) only read finished spans, so the 4 maxima run in one loop that loads each
+``E[j, k, .]`` chunk once (5 vector loads per 4 candidates instead of 8); each span then adds its
+own few splits in (i - m, i], which read the spans of the block before it. Likewise the block's
+attachments to the heads after j and before i - 2 share each arc chunk. Only the attachments to the
+heads just before a span, which the next spans of the block need at once, are computed per span.
+
 No back-pointers are kept: the traceback recomputes, for the 2n - 1 nodes of the best tree only,
 the first (k, d) whose candidate equals the node's maximum (O(n) per node), which is the tie rule
 above. Maxima are exact in any order, and the fastmath flags used (no-NaN, no-signed-zero) change
@@ -103,9 +111,12 @@ floor that both share.
   vectoriser only enters its vector body for 32 or more iterations, and most loops here are
   shorter. Chart rows are padded so that a kernel may read and write up to 7 lanes past its range;
   the spill goes to parts of the rows that are written afterwards or never read.
-* Per sentence, the label pass reads every span's L scores once (memory-bound: ~35 us of the
-  ~170 us per 40-word sentence); the O(n^4) arithmetic is the rest. The O(n^5) decoder does ~4x
-  more candidate updates at 40 words (n / 10), one scalar compare-and-branch each.
+* The label maxima read every span's L scores once, which is memory-bound (~45 us per 40-word
+  sentence when done as one pass over the charts of a batch of 100). They are taken one column
+  (the spans ending at j) at a time, just before that column is decoded, with an 8-lane row
+  kernel (:func:`_row_max`), while the next column is prefetched (:func:`_prefetch_column`), so
+  that the memory traffic overlaps the O(n^4) arithmetic. The O(n^5) decoder does ~4x more
+  candidate updates at 40 words (n / 10), one scalar compare-and-branch each.
 * One numba call decodes the batch; workers are parallel over sentences (``prange``), dealt out
   longest first, each reusing one workspace of 3 (n + 1)^2 padded rows (44 MB at 150 words).
 """
