@@ -23,8 +23,9 @@ attention, which costs somewhat more; its SentencePiece model is not available o
 
 Mixed precision is what allennlp's `use_amp` does: `torch.autocast` with float16 and a
 gradient scaler. Batches are made once (allennlp's bucket sampler: sentences of similar
-length, the config's batch size) and replayed in the same order for every precision; the
-first `--warmup` batches of each phase are not timed (CUDA and numba warm-up).
+length, the config's batch size) and replayed in the same order for every precision; each
+phase first runs its batches once untimed (every batch shape seen once: kernel selection,
+the caching allocator, numba compilation), then times a second pass over the same batches.
 
 For a quick check on a CPU: `--device cpu --encoder tiny --small-lal --batch-size 4
 --train-batches 2 --parse-batches 2 --max-sentences 40`.
@@ -198,7 +199,7 @@ def time_training(model, params, batches, device, amp: bool, steps: int, warmup:
         if step == warmup:
             sync(device)
             start = time.perf_counter()
-        batch = batches[step % len(batches)]
+        batch = batches[step % min(steps, len(batches))]
         if step >= warmup:
             counted = sentences_and_words(batch)
             sentences, words = sentences + counted[0], words + counted[1]
@@ -240,7 +241,7 @@ def time_parsing(model, batches, device, amp: bool, steps: int, warmup: int):
             if step == warmup:
                 sync(device)
                 start = time.perf_counter()
-            batch = batches[step % len(batches)]
+            batch = batches[step % min(steps, len(batches))]
             if step >= warmup:
                 counted = sentences_and_words(batch)
                 sentences, words = sentences + counted[0], words + counted[1]
@@ -283,7 +284,13 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=0, help="default: the config's")
     parser.add_argument("--train-batches", type=int, default=20, help="timed training steps")
     parser.add_argument("--parse-batches", type=int, default=20, help="timed parsing batches")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed batches per phase")
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=-1,
+        help="untimed batches per phase; default: one untimed pass over the timed batches, so "
+        "every batch shape has been seen once (kernel selection, allocator, numba) before timing",
+    )
     parser.add_argument("--max-sentences", type=int, default=0, help="0: all")
     parser.add_argument(
         "--small-lal",
@@ -341,6 +348,10 @@ def main() -> None:
             parse_batches = make_batches(
                 instances, vocab, params["validation_data_loader"]["batch_sampler"], args.seed
             )
+            warmup = {
+                "train": args.warmup if args.warmup >= 0 else args.train_batches,
+                "parse": args.warmup if args.warmup >= 0 else args.parse_batches,
+            }
             for precision in args.precision:
                 amp = precision == "amp"
                 reset_memory(device)
@@ -355,12 +366,14 @@ def main() -> None:
                 }
                 row.update(
                     time_training(
-                        model, params, train_batches, device, amp, args.train_batches, args.warmup
+                        model, params, train_batches, device, amp, args.train_batches, warmup["train"]
                     )
                 )
                 reset_memory(device)
                 row.update(
-                    time_parsing(model, parse_batches, device, amp, args.parse_batches, args.warmup)
+                    time_parsing(
+                        model, parse_batches, device, amp, args.parse_batches, warmup["parse"]
+                    )
                 )
                 del model
                 results.append(row)
