@@ -10,6 +10,11 @@ Output: `tree` (one-line bracketed tree), `words`, `pos_tags` (predicted, or giv
 `spans` (labelled constituents as `[start, end_exclusive, label]`, unary chains joined with
 `+`).
 
+Joint span models (`lal_joint_parser`) also return, per word, `heads` (1-based, 0 = root)
+and `dependency_labels`, and `conllu`, the sentence in CoNLL-U. The `lal_conllu` predictor
+writes that CoNLL-U text instead of JSON lines: `allennlp predict MODEL INPUT --predictor
+lal_conllu --output-file out.conllu`.
+
 With `"explain": true` (models with a label attention layer), also `label_attention` (per
 head, the attention over `[START] words [STOP]`), `span_contributions` (per span of `spans`,
 the share of each head, summing to 1) and `explanation_note` (whether the contributions are
@@ -25,6 +30,7 @@ from allennlp.predictors.predictor import Predictor
 from lal_allennlp.data.tokenizer import ptb_tokenize
 
 OUTPUT_KEYS = ("tree", "words", "pos_tags", "spans")
+DEPENDENCY_KEYS = ("heads", "dependency_labels", "conllu")
 
 
 @Predictor.register("lal_parser")
@@ -86,8 +92,28 @@ class ParserPredictor(Predictor):
             "pos_tags": output["pos_tags"],
             "spans": [list(span) for span in output["labelled_spans"]],
         }
+        for key in DEPENDENCY_KEYS:
+            if key in output:
+                result[key] = output[key]
         if explain:
             for key in ("label_attention", "span_contributions", "explanation_note"):
                 if key in output:
                     result[key] = output[key]
         return sanitize(result)
+
+
+@Predictor.register("lal_conllu")
+class ConlluPredictor(ParserPredictor):
+    """
+    Registered as a `Predictor` with name "lal_conllu": the `lal_parser` predictor whose output
+    lines (`allennlp predict --predictor lal_conllu`) are CoNLL-U sentences, for joint span
+    models (`lal_joint_parser`).
+    """
+
+    def dump_line(self, outputs: JsonDict) -> str:
+        if "conllu" not in outputs:
+            raise ConfigurationError(
+                "CoNLL-U output needs a model that predicts dependencies (lal_joint_parser); "
+                "this model predicts constituency trees only: use the lal_parser predictor."
+            )
+        return outputs["conllu"]

@@ -79,6 +79,14 @@ local span = import 'span_parser.libsonnet';
     predict_pos_tags: true,
   },
 
+  // The LAL parser as published: the joint span (HPSG) parser of Zhou & Zhao (2019) on the
+  // LAL stack, decoded with lambda = `span_weight` on the spans (0.5 in the paper).
+  joint_parser(embedder, encoder, span_hidden_dim=250, dropout=0.2, span_weight=0.5)::
+    $.parser(embedder, encoder, span_hidden_dim, dropout) + {
+      type: 'lal_joint_parser',
+      span_weight: span_weight,
+    },
+
   // GPU training as in the papers: Adam(W), learning rate 5e-5, batches of `batch_size`
   // sentences, warm-up then linear decay, model selection on dev EVALB F1.
   gpu_training(train_path, dev_path, reader, model, batch_size=100, lr=5e-5, epochs=50):: {

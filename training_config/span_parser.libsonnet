@@ -2,12 +2,16 @@
 // span parser with a pretrained transformer underneath).
 {
   // The Penn Treebank reader with word pieces for `model_name`; `max_length` for training.
-  ptb_reader(model_name, max_length=null):: {
+  // With `dependencies_dir` (a folder of dependency files named like the treebank files) or
+  // `joint=true` (heads from the head rules), instances for `lal_joint_parser`.
+  ptb_reader(model_name, max_length=null, dependencies_dir=null, joint=false):: {
     type: 'lal_ptb',
     token_indexers: {
       tokens: { type: 'pretrained_transformer_mismatched', model_name: model_name },
     },
     max_length: max_length,
+    [if dependencies_dir != null then 'dependencies_dir']: dependencies_dir,
+    [if joint then 'joint_spans']: true,
   },
 
   // Pretrained transformer (word = mean of its word pieces) -> encoder -> span parser.
@@ -27,6 +31,17 @@
     dropout: dropout,
     predict_pos_tags: true,
   },
+
+  // The joint span parser (Zhou & Zhao 2019) on the same inputs: span scores plus biaffine
+  // arcs and labels, decoded together with weight `span_weight` (lambda) on the spans.
+  joint_parser(model_name, encoder, span_hidden_dim=250, dropout=0.2, span_weight=0.5,
+               arc_dim=256, label_dim=100, train_transformer=true)::
+    $.span_parser(model_name, encoder, span_hidden_dim, dropout, train_transformer) + {
+      type: 'lal_joint_parser',
+      span_weight: span_weight,
+      arc_dim: arc_dim,
+      dependency_label_dim: label_dim,
+    },
 
   // AdamW with a smaller learning rate for the pretrained transformer.
   optimizer(lr, transformer_lr):: {

@@ -1,6 +1,6 @@
 """
-`lal-parse MODEL_ARCHIVE [INPUT] [-o OUTPUT]`: parse raw sentences, one per line, into one
-bracketed tree per line.
+`lal-parse MODEL_ARCHIVE [INPUT] [-o OUTPUT] [--format tree|conllu]`: parse raw sentences, one
+per line, into one bracketed tree per line, or (joint span models) into CoNLL-U sentences.
 
 Sentences are read from a file or stdin and parsed in batches of similar length; a
 progress bar goes to stderr. An empty or unparseable line gets a message on stderr naming the line and an empty
@@ -14,9 +14,15 @@ from tqdm import tqdm
 
 
 def parse_lines(
-    predictor, lines: Sequence[str], batch_size: int, errors: IO[str], progress: bool = True
+    predictor,
+    lines: Sequence[str],
+    batch_size: int,
+    errors: IO[str],
+    progress: bool = True,
+    output_key: str = "tree",
 ) -> Iterator[str]:
-    """Yields one output line per input line (`""` for lines that could not be parsed).
+    """Yields one output per input line (`""` for lines that could not be parsed): the tree,
+    or with `output_key="conllu"` the CoNLL-U sentence (several lines, ending in a blank one).
 
     All lines are tokenised first, then parsed in batches of sentences of similar length
     (sorted by length, which keeps padding small), and the trees are given back in input
@@ -56,7 +62,12 @@ def parse_lines(
                     results.append(None)
         for i, result in zip(batch, results):
             if result is not None:
-                trees[i] = result["tree"]
+                if output_key not in result:
+                    raise ValueError(
+                        f"the model gives no {output_key!r} output (CoNLL-U needs a joint span "
+                        "model, lal_joint_parser)"
+                    )
+                trees[i] = result[output_key]
         bar.update(len(batch))
     bar.close()
     yield from trees
@@ -69,6 +80,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("archive", help="a model.tar.gz written by `allennlp train`")
     parser.add_argument("input", nargs="?", default="-", help="input file (default: stdin)")
     parser.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    parser.add_argument(
+        "--format",
+        choices=("tree", "conllu"),
+        default="tree",
+        help="one bracketed tree per line (default), or CoNLL-U (joint span models); in "
+        "CoNLL-U an unparsed line gives a sentence-less comment line",
+    )
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--cuda-device", type=int, default=-1)
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -85,8 +103,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         lines = source.readlines()
     target = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
     try:
-        for line in parse_lines(predictor, lines, args.batch_size, sys.stderr, not args.no_progress):
-            target.write(line + "\n")
+        outputs = parse_lines(
+            predictor, lines, args.batch_size, sys.stderr, not args.no_progress, args.format
+        )
+        for number, line in enumerate(outputs, start=1):
+            if args.format == "conllu":
+                text = lines[number - 1].strip()
+                line = f"# sent_id = {number}\n# text = {text}\n" + (line or "# not parsed\n")
+                target.write(line if line.endswith("\n\n") else line + "\n")
+            else:
+                target.write(line + "\n")
             target.flush() if target is sys.stdout else None
     finally:
         if target is not sys.stdout:

@@ -117,8 +117,21 @@ Collins (1999) head rules for the English Penn Treebank (function tags stripped)
 NP) and `X` (rightmost child) are additions; labels not in the table take the leftmost child.
 """
 
+HEAD_RULE_TABLES: Dict[str, HeadRules] = {"collins": COLLINS_HEAD_RULES}
+"""Head-rule tables by name, as a reader's `head_rules` option names them; add a language's
+table here (or pass a table to `HeadFinder` directly)."""
+
 ROOT_LABEL = "ROOT"
 """The dependency label of the root word."""
+
+
+def head_rules_by_name(name: str) -> HeadRules:
+    """The table `HEAD_RULE_TABLES[name]`; a `ValueError` listing the known names otherwise."""
+    try:
+        return HEAD_RULE_TABLES[name]
+    except KeyError:
+        known = ", ".join(sorted(HEAD_RULE_TABLES))
+        raise ValueError(f"no head-rule table named {name!r}; known: {known}") from None
 
 
 def _is_preterminal(node: Tree) -> bool:

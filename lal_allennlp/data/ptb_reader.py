@@ -20,6 +20,15 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from nltk import Tree
 
+from lal_allennlp.data.dependencies import (
+    DEPENDENCY_SUFFIXES,
+    DependencyAligner,
+    DependencyFormatError,
+    DependencyPathError,
+    DependencySentence,
+)
+from lal_allennlp.data.head_rules import HeadFinder, dependency_labels, head_rules_by_name
+from lal_allennlp.data.joint_span import JointSpanError, tree_and_heads_to_joint_spans
 from lal_allennlp.data.paths import resolve_paths, split_tree_selection
 from lal_allennlp.data.trees import TreebankFormatError, normalise_tree, parse_trees
 from lal_allennlp.data.trees import tree_to_spans
@@ -96,10 +105,32 @@ class PennTreebankReader(DatasetReader):
         the count is logged at the end of reading. `None` keeps every sentence.
     on_error : `str`, optional (default = `"raise"`)
         What to do with a malformed file or tree (unbalanced brackets, text outside brackets, a
-        tree with no words once `-NONE-` elements are removed, an empty or non-UTF-8 file):
+        tree with no words once `-NONE-` elements are removed, an empty or non-UTF-8 file;
+        with `joint_spans`, dependencies that the joint span representation cannot hold):
         `"raise"` raises a `TreebankFormatError` naming the file and line; `"skip"` logs a
         warning naming the file, line and reason, goes on with the next tree (or file), and
         logs how many were skipped at the end of reading.
+    joint_spans : `bool`, optional (default = `False`)
+        Make instances for the joint span parser (`lal_joint_parser`, Zhou & Zhao 2019): the
+        gold spans become the joint spans of the tree and its dependencies (with `<H>`
+        sub-head spans and a `TOP` root span when no constituent covers the sentence, see
+        `lal_allennlp.data.joint_span`), and the instances get `gold_heads` and
+        `gold_dependency_labels`. The dependencies come from `dependencies_dir` or
+        `dependencies_path` when given (which imply `joint_spans`), else from the head rules.
+    dependencies_dir : `Optional[str]`, optional (default = `None`)
+        A folder of dependency files (CoNLL-X, CoNLL-U or Malt-TAB `word POS head`), one per
+        treebank file with the same name stem (`trees/wsj_0001.mrg` goes with
+        `DIR/wsj_0001.dp`), so any treebank path (train, dev, test) finds its dependencies.
+    dependencies_path : `Optional[str]`, optional (default = `None`)
+        Instead of `dependencies_dir`: dependency files (file, folder, glob or WSJ range)
+        holding one sentence per tree of the treebank path, in the same order.
+        In both cases the words must match the tree's words (`-LRB-` matches `(`); a mismatch
+        raises an error naming the dependency file, the sentence number and the first
+        differing token. Labels missing from the file (Malt-TAB) are made by
+        `head_rules.dependency_labels`.
+    head_rules : `str`, optional (default = `"collins"`)
+        The head-rule table (`head_rules.HEAD_RULE_TABLES`) giving heads when no dependency
+        files are given.
     **kwargs
         Passed to `DatasetReader` (e.g. `max_instances`).
     """
@@ -109,6 +140,10 @@ class PennTreebankReader(DatasetReader):
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         max_length: Optional[int] = None,
         on_error: str = "raise",
+        joint_spans: bool = False,
+        dependencies_dir: Optional[str] = None,
+        dependencies_path: Optional[str] = None,
+        head_rules: str = "collins",
         **kwargs,
     ) -> None:
         super().__init__(
@@ -121,6 +156,17 @@ class PennTreebankReader(DatasetReader):
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
         self._max_length = max_length
         self._on_error = on_error
+        if dependencies_dir is not None and dependencies_path is not None:
+            raise ConfigurationError("Give dependencies_dir or dependencies_path, not both.")
+        if dependencies_dir is not None and not os.path.isdir(dependencies_dir):
+            raise ConfigurationError(f"dependencies_dir {dependencies_dir!r} is not a folder.")
+        self._dependencies_dir = dependencies_dir
+        self._dependencies_path = dependencies_path
+        self._joint = joint_spans or dependencies_dir is not None or dependencies_path is not None
+        try:
+            self._head_finder = HeadFinder(head_rules_by_name(head_rules))
+        except ValueError as error:
+            raise ConfigurationError(str(error)) from None
         # Counts of the last `_read`: files, trees, skipped_errors and skipped_too_long over all
         # shards; instances made by this process.
         self.stats: Dict[str, int] = {}
@@ -184,16 +230,48 @@ class PennTreebankReader(DatasetReader):
             return False
         return self._worker_info is None or self._worker_info.id == 0
 
-    def _trees(
-        self, paths: List[str]
-    ) -> Iterator[Tuple[Tree, Tuple[List[str], List[str], List[Tuple[int, int, str]]]]]:
+    def _dependency_file(self, tree_path: str) -> str:
+        """The file of `dependencies_dir` with the name stem of the treebank file `tree_path`."""
+        assert self._dependencies_dir is not None
+        stem = os.path.splitext(os.path.basename(tree_path))[0]
+        for suffix in DEPENDENCY_SUFFIXES:
+            candidate = os.path.join(self._dependencies_dir, stem + suffix)
+            if os.path.isfile(candidate):
+                return candidate
+        raise DependencyPathError(
+            f"No dependency file for the treebank file {tree_path!r}: looked for {stem}.* with "
+            f"the suffixes {', '.join(DEPENDENCY_SUFFIXES)} in {self._dependencies_dir!r}. Give "
+            "each treebank file a dependency file with the same name stem, or use "
+            "dependencies_path."
+        )
+
+    def _dependencies(self, tree: Tree, given: Optional[DependencySentence]) -> Tuple[List[int], List[str]]:
+        """Heads and labels of a tree: those given (labels made if missing) or from head rules."""
+        if given is None:
+            heads = self._head_finder.heads(tree)
+            return heads, dependency_labels(tree, heads)
+        labels = given.labels or dependency_labels(tree, given.heads)
+        return list(given.heads), list(labels)
+
+    def _trees(self, paths: List[str]) -> Iterator[Tuple[Tree, tuple, Optional[tuple]]]:
         """
-        Normalised, checked trees of `paths`, before sharding: every shard reads all trees (it
-        is cheap) so that errors and skips are handled and counted the same way everywhere.
+        Normalised, checked trees of `paths` with their spans (words, tags, spans) and, with
+        `joint_spans`, their dependencies (heads, labels), before sharding: every shard reads all
+        trees (it is cheap) so that errors and skips are handled and counted the same way
+        everywhere.
         """
         stats = self.stats
         log = self._is_first_shard()
+        aligner: Optional[DependencyAligner] = None
+        if self._dependencies_path is not None:
+            aligner = DependencyAligner(self._dependencies_path)
+        aligned_path: Optional[str] = None
         for path, line, tree, error in self._items(paths):
+            if self._dependencies_dir is not None and path != aligned_path:
+                if aligner is not None:
+                    aligner.finish()
+                aligner, aligned_path = DependencyAligner(self._dependency_file(path)), path
+            dependencies = None
             if tree is not None:
                 stats["trees"] += 1
                 try:
@@ -208,10 +286,20 @@ class PennTreebankReader(DatasetReader):
                     # Also checks that the labels can be joined into unary-chain labels.
                     spans = tree_to_spans(normalised)
                     length = len(spans[0])
+                    if self._joint:
+                        given = aligner.next(spans[0], path, line) if aligner else None
+                        heads, labels = self._dependencies(normalised, given)
+                        joint = tree_and_heads_to_joint_spans(normalised, heads)
+                        spans = (joint.words, joint.tags, joint.spans)
+                        dependencies = (heads, labels)
+                except DependencyFormatError:
+                    raise  # misaligned dependency files: never skipped
                 except TreebankFormatError as tree_error:
                     error = tree_error
-                except ValueError as value_error:
+                except (ValueError, JointSpanError) as value_error:
                     error = TreebankFormatError(path, line, str(value_error))
+            elif aligner is not None and self._dependencies_path is not None:
+                aligner.skip()  # the malformed tree's dependency sentence
             if error is not None:
                 if self._on_error == "raise":
                     raise error
@@ -230,7 +318,9 @@ class PennTreebankReader(DatasetReader):
                         self._max_length,
                     )
                 continue
-            yield normalised, spans
+            yield normalised, spans, dependencies
+        if aligner is not None:
+            aligner.finish()
 
     def _read(self, file_path) -> Iterable[Instance]:  # type: ignore[no-untyped-def]
         try:
@@ -244,9 +334,9 @@ class PennTreebankReader(DatasetReader):
         stats = {"files": len(paths), "trees": 0, "instances": 0}
         stats.update({"skipped_errors": 0, "skipped_too_long": 0})
         self.stats = stats
-        for tree, (words, tags, spans) in self.shard_iterable(self._trees(paths)):
+        for tree, (words, tags, spans), deps in self.shard_iterable(self._trees(paths)):
             stats["instances"] += 1
-            yield self._make_instance(words, tags, spans, tree)
+            yield self._make_instance(words, tags, spans, tree, deps)
         if not log:
             return
         logger.info(
@@ -275,6 +365,8 @@ class PennTreebankReader(DatasetReader):
         tokens: Optional[List[str]],
         tags: Optional[List[str]] = None,
         tree: Optional[Tree] = None,
+        heads: Optional[List[int]] = None,
+        dependency_labels: Optional[List[str]] = None,
     ) -> Instance:
         """
         Makes an instance from words, optional POS tags and an optional gold tree; no I/O.
@@ -287,6 +379,11 @@ class PennTreebankReader(DatasetReader):
             One POS tag per word. When `None` and `tree` is given, the tree's tags are used.
         tree : `Optional[Tree]`, optional (default = `None`)
             A gold tree normalised by `normalise_tree` (rooted in `TOP`).
+        heads : `Optional[List[int]]`, optional (default = `None`)
+            With `joint_spans` and a tree: the gold heads (1-based, 0 = root); by default from
+            the head rules.
+        dependency_labels : `Optional[List[str]]`, optional (default = `None`)
+            With `heads`: their labels; by default made by `head_rules.dependency_labels`.
 
         # Returns
 
@@ -303,9 +400,15 @@ class PennTreebankReader(DatasetReader):
             so mask spans with `gold_spans[..., 0] >= 0`.
         gold_span_labels : `SequenceLabelField`, namespace "span_labels"
             Only with a tree: the joint labels (`S+VP`) of `gold_spans`; the `(-1, -1)` span
-            gets index 0, like padding.
+            gets index 0, like padding. With `joint_spans`, the spans and labels are the joint
+            spans (with `<H>` and `TOP`).
+        gold_heads : `SequenceLabelField` of ints (not indexed)
+            Only with `joint_spans` and a tree: the head of each word, 0 for the root.
+        gold_dependency_labels : `SequenceLabelField`, namespace "dependency_labels"
+            Only with `joint_spans` and a tree.
         metadata : `MetadataField`
-            `{"words": tokens, "pos_tags": tags or None, "gold_tree": tree}`.
+            `{"words": tokens, "pos_tags": tags or None, "gold_tree": tree}`, plus
+            `gold_heads` and `gold_dependency_labels` with `joint_spans` and a tree.
         """
         spans: List[Tuple[int, int, str]] = []
         if tree is not None:
@@ -320,6 +423,16 @@ class PennTreebankReader(DatasetReader):
                 raise ValueError(f"the tokens {tokens} are not the words of the tree {tree_words}")
             if tags is None:
                 tags = tree_tags
+        dependencies = None
+        if tree is not None and self._joint:
+            if heads is None:
+                heads, labels = self._dependencies(tree, None)
+            else:
+                given = DependencySentence(list(tree_words), list(tree_tags), list(heads))
+                given.labels = list(dependency_labels) if dependency_labels else None
+                heads, labels = self._dependencies(tree, given)
+            spans = tree_and_heads_to_joint_spans(tree, heads).spans
+            dependencies = (heads, labels)
         if tokens is None:
             raise ValueError("text_to_instance needs tokens or a tree")
         tokens = list(tokens)
@@ -329,7 +442,7 @@ class PennTreebankReader(DatasetReader):
             tags = list(tags)
             if len(tags) != len(tokens):
                 raise ValueError(f"{len(tokens)} tokens but {len(tags)} POS tags: {tags}")
-        return self._make_instance(tokens, tags, spans, tree)
+        return self._make_instance(tokens, tags, spans, tree, dependencies)
 
     def _make_instance(
         self,
@@ -337,6 +450,7 @@ class PennTreebankReader(DatasetReader):
         tags: Optional[List[str]],
         spans: List[Tuple[int, int, str]],
         tree: Optional[Tree],
+        dependencies: Optional[Tuple[List[int], List[str]]] = None,
     ) -> Instance:
         text_field = TextField([Token(word) for word in tokens], self._token_indexers)
         fields: Dict[str, Field] = {"tokens": text_field}
@@ -354,9 +468,15 @@ class PennTreebankReader(DatasetReader):
             fields["gold_span_labels"] = SequenceLabelField(
                 labels, gold_spans, label_namespace="span_labels"
             )
-        fields["metadata"] = MetadataField(
-            {"words": tokens, "pos_tags": tags or None, "gold_tree": tree}
-        )
+        metadata = {"words": tokens, "pos_tags": tags or None, "gold_tree": tree}
+        if dependencies is not None:
+            heads, labels = dependencies
+            fields["gold_heads"] = SequenceLabelField(heads, text_field, "head_index_tags")
+            fields["gold_dependency_labels"] = SequenceLabelField(
+                labels, text_field, label_namespace="dependency_labels"
+            )
+            metadata.update(gold_heads=heads, gold_dependency_labels=labels)
+        fields["metadata"] = MetadataField(metadata)
         return Instance(fields)
 
     def apply_token_indexers(self, instance: Instance) -> None:

@@ -142,46 +142,17 @@ class SpanConstituencyParser(Model):
         `pos_tag_ids` (`(batch_size, max_length)`, if tags are predicted), `mask`, `words`,
         and `loss` when gold spans are given.
         """
-        mask = util.get_text_field_mask(tokens)
-        lengths = mask.sum(dim=1)
-        max_length = mask.size(1)
-        # shape (batch_size, max_length, embedding_dim)
-        embedded = self.dropout(self.text_field_embedder(tokens))
-        # shape (batch_size, max_length + 2, embedding_dim)
-        bounded, bounded_mask = self.boundaries(embedded, mask)
-        # shape (batch_size, max_length + 2, encoder_dim)
-        encoded = self.dropout(self.encoder(bounded, bounded_mask))
-
-        starts, ends = span_indices(max_length, encoded.device)
-        # shape (batch_size, max_length + 1, encoder_dim)
-        fenceposts = fencepost_features(encoded, self.span_partitions)
-        # shape (batch_size, num_spans, num_span_labels + 1); label 0 is empty (score 0)
-        span_scores = self.span_label_scorer(fenceposts, starts, ends)
-
-        # shape (batch_size, max_length + 1, max_length + 1, num_span_labels + 1)
-        chart = span_scores.new_zeros(
-            span_scores.size(0), max_length + 1, max_length + 1, span_scores.size(-1)
-        )
-        chart[:, starts, ends] = span_scores
+        mask, encoded = self._encode(tokens)
+        chart, fenceposts = self._span_chart(encoded, mask.size(1))
         chart_np = chart.detach().cpu().numpy()
-        lengths_np = lengths.cpu().numpy()
+        lengths_np = mask.sum(dim=1).cpu().numpy()
 
         output: Dict[str, Any] = {"mask": mask, "words": [m["words"] for m in metadata]}
-        loss = chart.new_zeros(())
-        if gold_spans is not None and gold_span_labels is not None:
-            gold_chart = self._gold_chart(gold_spans, gold_span_labels, max_length)
-            loss = loss + self._hinge_loss(chart, chart_np, lengths_np, gold_chart)
+        loss = self._span_and_tag_loss(
+            output, encoded, mask, chart, chart_np, lengths_np, pos_tags, gold_spans, gold_span_labels
+        )
+        if loss is not None:
             output["loss"] = loss
-
-        if self.predict_pos_tags:
-            # shape (batch_size, max_length, num_pos_tags)
-            tag_logits = self.tag_projection(encoded[:, 1:-1])
-            output["pos_tag_ids"] = tag_logits.argmax(-1)
-            if pos_tags is not None:
-                tag_loss = util.sequence_cross_entropy_with_logits(tag_logits, pos_tags, mask)
-                self.tag_accuracy(tag_logits, pos_tags, mask)
-                loss = loss + self.pos_tag_loss_weight * tag_loss
-                output["loss"] = loss
 
         if not self.training:
             spans, _ = cky_decode(chart_np, lengths_np)
@@ -193,6 +164,69 @@ class SpanConstituencyParser(Model):
                 predicted = self._build_trees(output, metadata)
                 self.evalb(predicted, gold_trees)
         return output
+
+    def _encode(self, tokens: TextFieldTensors) -> Tuple[torch.BoolTensor, torch.Tensor]:
+        """
+        The word mask `(batch_size, max_length)` and the encoder output over `[START] words
+        [STOP]`, `(batch_size, max_length + 2, encoder_dim)`, dropout applied.
+        """
+        mask = util.get_text_field_mask(tokens)
+        # shape (batch_size, max_length, embedding_dim)
+        embedded = self.dropout(self.text_field_embedder(tokens))
+        # shape (batch_size, max_length + 2, embedding_dim)
+        bounded, bounded_mask = self.boundaries(embedded, mask)
+        # shape (batch_size, max_length + 2, encoder_dim)
+        encoded = self.dropout(self.encoder(bounded, bounded_mask))
+        return mask, encoded
+
+    def _span_chart(self, encoded: torch.Tensor, max_length: int) -> Tuple[torch.Tensor, torch.Tensor]:
+        """
+        The chart of span label scores, `(batch_size, max_length + 1, max_length + 1,
+        num_span_labels + 1)` (`[b, i, j, 0]` = 0 is the empty label, `1 + v` the vocabulary
+        label v; cells with `j <= i` are 0), and the fencepost features.
+        """
+        starts, ends = span_indices(max_length, encoded.device)
+        # shape (batch_size, max_length + 1, encoder_dim)
+        fenceposts = fencepost_features(encoded, self.span_partitions)
+        # shape (batch_size, num_spans, num_span_labels + 1); label 0 is empty (score 0)
+        span_scores = self.span_label_scorer(fenceposts, starts, ends)
+        chart = span_scores.new_zeros(
+            span_scores.size(0), max_length + 1, max_length + 1, span_scores.size(-1)
+        )
+        chart[:, starts, ends] = span_scores
+        return chart, fenceposts
+
+    def _span_and_tag_loss(
+        self,
+        output: Dict[str, Any],
+        encoded: torch.Tensor,
+        mask: torch.BoolTensor,
+        chart: torch.Tensor,
+        chart_np: np.ndarray,
+        lengths_np: np.ndarray,
+        pos_tags: Optional[torch.LongTensor],
+        gold_spans: Optional[torch.LongTensor],
+        gold_span_labels: Optional[torch.LongTensor],
+    ) -> Optional[torch.Tensor]:
+        """
+        The hinge loss of the spans (if gold spans are given) plus the weighted POS tag loss
+        (if tags are predicted and gold tags given); sets `output["pos_tag_ids"]`. `None` if
+        there is nothing to learn from.
+        """
+        loss: Optional[torch.Tensor] = None
+        if gold_spans is not None and gold_span_labels is not None:
+            gold_chart = self._gold_chart(gold_spans, gold_span_labels, mask.size(1))
+            loss = self._hinge_loss(chart, chart_np, lengths_np, gold_chart)
+        if self.predict_pos_tags:
+            # shape (batch_size, max_length, num_pos_tags)
+            tag_logits = self.tag_projection(encoded[:, 1:-1])
+            output["pos_tag_ids"] = tag_logits.argmax(-1)
+            if pos_tags is not None:
+                tag_loss = util.sequence_cross_entropy_with_logits(tag_logits, pos_tags, mask)
+                self.tag_accuracy(tag_logits, pos_tags, mask)
+                weighted = self.pos_tag_loss_weight * tag_loss
+                loss = weighted if loss is None else loss + weighted
+        return loss
 
     def _add_explanations(self, output: Dict[str, Any], fenceposts: torch.Tensor) -> None:
         """Label attention per head and word, and head contributions per predicted span."""

@@ -23,6 +23,9 @@ def _ext_vars() -> dict:
         "CTB_DIR": str(FIXTURES_ROOT / "ctb" / "ctb51"),
         # Sinica-style trees; the config selects `[:8000]` and `[8000:]` of them.
         "SINICA_TREES": str(FIXTURES_ROOT / "sinica" / "sample.trees"),
+        # Dependency files named like the fixture tree files (joint span configs).
+        "DEPS_DIR": str(FIXTURES_ROOT / "ptb" / "deps"),
+        "PTB_DEPS": str(FIXTURES_ROOT / "ptb" / "deps"),
         "MINILM_DIR": minilm_dir(),
         # Large-model configs are built with the small local MiniLM in place of their model.
         "TRANSFORMER_MODEL": minilm_dir(),

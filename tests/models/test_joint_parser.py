@@ -1,0 +1,143 @@
+import numpy as np
+import pytest
+import torch
+from allennlp.common.testing import ModelTestCase
+from allennlp.data import Batch, Vocabulary
+
+from lal_allennlp.data.joint_span import SUB_HEAD_LABEL, tree_and_heads_to_joint_spans
+from lal_allennlp.data.trees import tree_to_string
+from lal_allennlp.models.joint_parser import JointSpanParser, _PairLabelScorer
+from tests.conftest import FIXTURES_ROOT
+
+CONFIG = FIXTURES_ROOT / "joint_parser" / "experiment.jsonnet"
+
+
+class TestJointSpanParser(ModelTestCase):
+    def setup_method(self):
+        super().setup_method()
+        self.set_up_model(CONFIG, FIXTURES_ROOT / "ptb" / "train")
+
+    def test_train_save_load_and_batch_consistency(self):
+        self.ensure_model_can_train_save_and_load(CONFIG)
+
+    def _tensors(self, instances):
+        batch = Batch(instances)
+        batch.index_instances(self.vocab)
+        return batch.as_tensor_dict()
+
+    def test_decoder_gets_gold_tree_and_heads_from_scores_that_favour_them(self):
+        # Gold joint spans +10, other labels -2, gold arcs log-prob 0, others -10: the decoder
+        # must give back exactly the gold tree and heads, through the label reordering
+        # (<H> is decoder label 1 whatever its vocabulary id).
+        model = self.model.eval()
+        instances = self.instances[:5]
+        tensors = self._tensors(instances)
+        max_length = tensors["tokens"]["tokens"]["tokens"].size(1)
+        gold = model._gold_chart(tensors["gold_spans"], tensors["gold_span_labels"], max_length)
+        chart = np.full(gold.shape + (model.num_span_labels + 1,), -2.0, dtype=np.float32)
+        chart[..., 0] = 0.0
+        b, i, j = np.nonzero(gold)
+        chart[b, i, j, gold[b, i, j]] = 10.0
+        heads = tensors["gold_heads"]
+        log_probs = torch.full((len(instances), max_length, max_length + 1), -10.0)
+        log_probs.scatter_(2, heads.unsqueeze(2), 0.0)
+        lengths = np.array([len(x["metadata"]["words"]) for x in instances])
+        encoder_dim = model.encoder.get_output_dim()
+        states = torch.randn(len(instances), max_length + 1, encoder_dim)
+        output = {}
+        model._decode(
+            output,
+            chart,
+            log_probs,
+            lengths,
+            model.label_dependent(states[:, 1:]),
+            model.label_head(states),
+        )
+        metadata = [x["metadata"].metadata for x in instances]
+        output["pos_tag_ids"] = tensors["pos_tags"]
+        trees = model._build_trees(output, metadata)
+        for k, meta in enumerate(metadata):
+            n = len(meta["words"])
+            assert output["heads"][k, :n].tolist() == meta["gold_heads"]
+            assert tree_to_string(trees[k]) == tree_to_string(meta["gold_tree"])
+
+    def test_label_order_puts_sub_head_second_and_handles_its_absence(self):
+        # The fixture's heads come from head rules, which never need <H>: decoder label 1 then
+        # has no chart column (-1, score -inf) and the others keep vocabulary order.
+        assert SUB_HEAD_LABEL not in self.vocab.get_token_to_index_vocabulary("span_labels")
+        order = self.model._decoder_labels
+        assert order == [0, -1] + list(range(1, self.model.num_span_labels + 1))
+        vocab = Vocabulary()
+        vocab.add_tokens_to_namespace(["NP", SUB_HEAD_LABEL, "S"], "span_labels")
+        assert JointSpanParser._decoder_label_order(vocab) == [0, 2, 1, 3]
+        vocab = Vocabulary()
+        vocab.add_tokens_to_namespace(["NP"], "span_labels")
+        assert JointSpanParser._decoder_label_order(vocab) == [0, -1, 1]
+
+    def test_punctuation_is_left_out_of_attachment_scores(self):
+        model = self.model.eval()
+        model.attachment_scores.reset()
+        instance = self.instances[0]
+        tensors = self._tensors([instance])
+        tags = instance["pos_tags"].labels
+        gold = tensors["gold_heads"]
+        predicted = gold.clone()
+        punctuation = [k for k, tag in enumerate(tags) if tag in (",", ".")]
+        assert punctuation
+        for k in punctuation:  # wrong heads on punctuation only
+            predicted[0, k] = (gold[0, k] + 1) % (len(tags) + 1)
+        labels = tensors["gold_dependency_labels"]
+        mask = torch.ones_like(gold, dtype=torch.bool)
+        output = {"heads": predicted, "dependency_label_ids": labels}
+        model._score_dependencies(output, mask, tensors["pos_tags"], gold, labels)
+        scores = model.attachment_scores.get_metric(reset=True)
+        assert scores["UAS"] == 1.0 and scores["LAS"] == 1.0
+        model._score_dependencies(output, mask, None, gold, labels)  # no tags: all words count
+        scores = model.attachment_scores.get_metric(reset=True)
+        n = len(tags)
+        assert scores["UAS"] == pytest.approx((n - len(punctuation)) / n)
+
+    def test_output_has_heads_labels_and_conllu(self):
+        self.model.eval()
+        outputs = self.model.forward_on_instances(self.instances[:4])
+        for instance, output in zip(self.instances, outputs):
+            words = instance["metadata"]["words"]
+            n = len(words)
+            heads = output["heads"]
+            assert len(heads) == n and sum(h == 0 for h in heads) == 1
+            assert all(0 <= h <= n for h in heads)
+            assert len(output["dependency_labels"]) == n
+            rows = [line.split("\t") for line in output["conllu"].strip().split("\n")]
+            assert [row[1] for row in rows] == words
+            assert [int(row[6]) for row in rows] == heads
+            assert [row[7] for row in rows] == output["dependency_labels"]
+            assert output["trees"].startswith("(TOP ")
+            # The predicted tree and heads form a joint span tree (they agree).
+            from nltk import Tree
+
+            tree_and_heads_to_joint_spans(Tree.fromstring(output["trees"]), heads)
+
+    def test_explain_is_refused_clearly(self):
+        self.model.eval()
+        self.model.explain = True
+        try:
+            with pytest.raises(Exception, match="lal_span_parser"):
+                self.model.forward_on_instances(self.instances[:1])
+        finally:
+            self.model.explain = False
+
+
+def test_pair_label_scorer_is_the_biaffine_formula():
+    torch.manual_seed(0)
+    scorer = _PairLabelScorer(5, 3)
+    dependents, heads = torch.randn(2, 4, 5), torch.randn(2, 4, 5)
+    scores = scorer(dependents, heads)
+    assert scores.shape == (2, 4, 3)
+    weight = scorer.weight.detach()
+    for b in range(2):
+        for k in range(4):
+            d = torch.cat([dependents[b, k], torch.ones(1)])
+            h = torch.cat([heads[b, k], torch.ones(1)])
+            for label in range(3):
+                expected = d @ weight[label] @ h
+                assert scores[b, k, label].item() == pytest.approx(expected.item(), abs=1e-5)
