@@ -20,21 +20,26 @@ def parse_lines(
     errors: IO[str],
     progress: bool = True,
     output_key: str = "tree",
+    pretokenized: bool = False,
 ) -> Iterator[str]:
     """Yields one output per input line (`""` for lines that could not be parsed): the tree,
     or with `output_key="conllu"` the CoNLL-U sentence (several lines, ending in a blank one).
 
-    All lines are tokenised first, then parsed in batches of sentences of similar length
-    (sorted by length, which keeps padding small), and the trees are given back in input
-    order.
+    With `pretokenized`, a line's words are the runs of characters between white space, kept
+    exactly as written (pre-segmented Chinese); otherwise `ptb_tokenize` splits the line into
+    Penn Treebank tokens. All lines are tokenised first, then parsed in batches of sentences
+    of similar length (sorted by length, which keeps padding small), and the trees are given
+    back in input order.
     """
     from lal_allennlp.data.tokenizer import ptb_tokenize
+
+    tokenize = str.split if pretokenized else ptb_tokenize
 
     tokens: List[Optional[List[str]]] = []
     for number, line in enumerate(lines, start=1):
         text = line.rstrip("\n")
         try:
-            words = ptb_tokenize(text)
+            words = tokenize(text)
         except Exception as error:  # a tokenizer failure must not stop the run
             print(f"line {number}: could not tokenize ({error}); skipped", file=errors)
             words = None
@@ -88,6 +93,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "CoNLL-U an unparsed line gives a sentence-less comment line",
     )
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument(
+        "--pretokenized",
+        action="store_true",
+        help="the words of a line are separated by white space and kept exactly as written "
+        "(e.g. pre-segmented Chinese); by default lines are split into Penn Treebank tokens",
+    )
     parser.add_argument("--cuda-device", type=int, default=-1)
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
@@ -104,7 +115,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     target = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
     try:
         outputs = parse_lines(
-            predictor, lines, args.batch_size, sys.stderr, not args.no_progress, args.format
+            predictor,
+            lines,
+            args.batch_size,
+            sys.stderr,
+            not args.no_progress,
+            args.format,
+            pretokenized=args.pretokenized,
         )
         for number, line in enumerate(outputs, start=1):
             if args.format == "conllu":
