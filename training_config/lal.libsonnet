@@ -24,13 +24,41 @@ local span = import 'span_parser.libsonnet';
       token_characters: { type: 'char_lstm', embedding_dim: char_dim, hidden_dim: char_hidden },
     },
   },
-  transformer_embedder(model_name, train=true):: {
+  // `last_layer_only=false`: a learned scalar mix of all the transformer's layers.
+  transformer_embedder(model_name, train=true, last_layer_only=true):: {
     token_embedders: {
       tokens: {
         type: 'pretrained_transformer_mismatched',
         model_name: model_name,
         train_parameters: train,
+        [if !last_layer_only then 'last_layer_only']: false,
       },
+    },
+  },
+
+  // Training on 2 CPU cores with a small fine-tuned transformer (the CPU comparison configs):
+  // AdamW, `lr` for the new layers and `transformer_lr` for the transformer, slanted
+  // triangular schedule, model selection on dev EVALB F1.
+  cpu_training(train_path, dev_path, reader, dev_reader, model, batch_size=32, epochs=3,
+               lr=1e-3, transformer_lr=5e-5):: {
+    dataset_reader: reader,
+    validation_dataset_reader: dev_reader,
+    train_data_path: train_path,
+    validation_data_path: dev_path,
+    model: model,
+    data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: batch_size, sorting_keys: ['tokens'] },
+    },
+    validation_data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: 64, sorting_keys: ['tokens'] },
+    },
+    trainer: {
+      num_epochs: epochs,
+      optimizer: span.optimizer(lr=lr, transformer_lr=transformer_lr),
+      learning_rate_scheduler: { type: 'slanted_triangular', cut_frac: 0.06 },
+      grad_norm: 5.0,
+      validation_metric: '+evalb_f1',
+      cuda_device: -1,
     },
   },
 

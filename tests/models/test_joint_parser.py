@@ -141,3 +141,35 @@ def test_pair_label_scorer_is_the_biaffine_formula():
             for label in range(3):
                 expected = d @ weight[label] @ h
                 assert scores[b, k, label].item() == pytest.approx(expected.item(), abs=1e-5)
+
+
+def test_conllu_predictor_and_lal_parse_format(tmp_path):
+    import io
+
+    from allennlp.common import Params
+    from allennlp.data import DatasetReader
+    from allennlp.models import Model
+
+    from lal_allennlp.commands.parse import parse_lines
+    from lal_allennlp.predictors.parser_predictor import ConlluPredictor
+
+    params = Params.from_file(str(CONFIG))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(str(FIXTURES_ROOT / "ptb" / "train")))
+    vocab = Vocabulary.from_instances(instances)
+    model = Model.from_params(vocab=vocab, params=params.pop("model")).eval()
+    predictor = ConlluPredictor(model, reader)
+    result = predictor.predict_json({"sentence": "The cat sat on the mat."})
+    assert result["words"] == ["The", "cat", "sat", "on", "the", "mat", "."]
+    assert len(result["heads"]) == 7 and len(result["dependency_labels"]) == 7
+    text = predictor.dump_line(result)
+    rows = [line.split("\t") for line in text.strip().split("\n")]
+    assert [row[0] for row in rows] == [str(k) for k in range(1, 8)]
+    assert [int(row[6]) for row in rows] == result["heads"]
+    assert text.endswith("\n\n")
+    errors = io.StringIO()
+    outputs = list(
+        parse_lines(predictor, ["Dogs bark .", "", "Cats sleep ."], 8, errors, False, "conllu")
+    )
+    assert outputs[1] == "" and "line 2" in errors.getvalue()
+    assert outputs[0].split("\n")[0].split("\t")[1] == "Dogs"
