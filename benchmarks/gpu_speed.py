@@ -41,7 +41,7 @@ import shutil
 import sys
 import tempfile
 import time
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -61,7 +61,12 @@ ENCODERS: Dict[str, Dict[str, int]] = {
     ),
     "tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128),
 }
-TOKENIZER_FILES = ("vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+TOKENIZER_FILES = (
+    "vocab.txt",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+)
 
 
 def default_tokenizer_dir() -> str:
@@ -166,7 +171,7 @@ def peak_gib(device) -> float:
     return torch.cuda.max_memory_allocated(device) / 2**30
 
 
-def sentences_and_words(batch) -> (int, int):
+def sentences_and_words(batch) -> Tuple[int, int]:
     metadata = batch["metadata"]
     return len(metadata), sum(len(m["words"]) for m in metadata)
 
@@ -305,7 +310,6 @@ def main() -> None:
 
     import lal_allennlp  # noqa: F401  (shims, then registers our classes with allennlp)
     import transformers
-    from allennlp.common import Params
     from allennlp.data import DatasetReader, Vocabulary
 
     device = torch.device(args.device)
@@ -364,11 +368,10 @@ def main() -> None:
                     "batch_size": params["data_loader"]["batch_sampler"]["batch_size"],
                     "sentences_read": len(instances),
                 }
-                row.update(
-                    time_training(
-                        model, params, train_batches, device, amp, args.train_batches, warmup["train"]
-                    )
+                train = time_training(
+                    model, params, train_batches, device, amp, args.train_batches, warmup["train"]
                 )
+                row.update(train)
                 reset_memory(device)
                 row.update(
                     time_parsing(
