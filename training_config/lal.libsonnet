@@ -10,18 +10,28 @@ local span = import 'span_parser.libsonnet';
   // Word/POS/char inputs of Kitaev & Klein without a pretrained model: word embeddings and a
   // CharLSTM, concatenated (a linear map of the concatenation = a sum of projections; the
   // partitioned encoder projects it to the content half and adds learned positions).
-  char_reader(max_length=null):: {
+  // With `pos=true`, POS tag embeddings too (section 3.1 of the LAL paper: word and POS
+  // embeddings summed as the content). Tags come from the trees in training; at prediction
+  // give them with the input (`"tags"`), else every word gets the unknown tag.
+  char_reader(max_length=null, pos=false):: {
     type: 'lal_ptb',
     token_indexers: {
       tokens: { type: 'single_id', lowercase_tokens: false },
       token_characters: { type: 'characters', min_padding_length: 1 },
+      [if pos then 'pos_tokens']: {
+        type: 'single_id',
+        namespace: 'pos_tokens',
+        feature_name: 'tag_',
+        default_value: '@@UNKNOWN@@',
+      },
     },
     max_length: max_length,
   },
-  char_lstm_embedder(word_dim=100, char_dim=64, char_hidden=128):: {
+  char_lstm_embedder(word_dim=100, char_dim=64, char_hidden=128, pos_dim=0):: {
     token_embedders: {
       tokens: { type: 'embedding', embedding_dim: word_dim },
       token_characters: { type: 'char_lstm', embedding_dim: char_dim, hidden_dim: char_hidden },
+      [if pos_dim > 0 then 'pos_tokens']: { type: 'embedding', embedding_dim: pos_dim },
     },
   },
   // `last_layer_only=false`: a learned scalar mix of all the transformer's layers.

@@ -99,7 +99,11 @@ class PennTreebankReader(DatasetReader):
     # Parameters
 
     token_indexers : `Optional[Dict[str, TokenIndexer]]`, optional (default = `None`)
-        How the words are indexed; `None` means `{"tokens": SingleIdTokenIndexer()}`.
+        How the words are indexed; `None` means `{"tokens": SingleIdTokenIndexer()}`. POS tags
+        can be an input too: the indexer `{"type": "single_id", "namespace": "pos_tokens",
+        "feature_name": "tag_", "default_value": "@@UNKNOWN@@"}` reads the tree's tags (or
+        the tags given to `text_to_instance` / the predictor; without tags, every word gets
+        the unknown tag).
     max_length : `Optional[int]`, optional (default = `None`)
         Sentences with more words than this are skipped (for training); they are counted, and
         the count is logged at the end of reading. `None` keeps every sentence.
@@ -452,7 +456,10 @@ class PennTreebankReader(DatasetReader):
         tree: Optional[Tree],
         dependencies: Optional[Tuple[List[int], List[str]]] = None,
     ) -> Instance:
-        text_field = TextField([Token(word) for word in tokens], self._token_indexers)
+        # Tags ride on the tokens too, for a POS input embedding (an indexer with
+        # `feature_name: "tag_"`, as in Kitaev & Klein's and the LAL paper's inputs).
+        words = [Token(w, tag_=t) for w, t in zip(tokens, tags)] if tags else map(Token, tokens)
+        text_field = TextField(list(words), self._token_indexers)
         fields: Dict[str, Field] = {"tokens": text_field}
         if tags is not None:
             fields["pos_tags"] = SequenceLabelField(tags, text_field, label_namespace="pos_tags")
