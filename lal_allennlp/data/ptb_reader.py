@@ -249,7 +249,9 @@ class PennTreebankReader(DatasetReader):
             "dependencies_path."
         )
 
-    def _dependencies(self, tree: Tree, given: Optional[DependencySentence]) -> Tuple[List[int], List[str]]:
+    def _dependencies(
+        self, tree: Tree, given: Optional[DependencySentence]
+    ) -> Tuple[List[int], List[str]]:
         """Heads and labels of a tree: those given (labels made if missing) or from head rules."""
         if given is None:
             heads = self._head_finder.heads(tree)

@@ -143,7 +143,9 @@ class JointSpanParser(SpanConstituencyParser):
         self.dependency_loss_weight = dependency_loss_weight
         self.punctuation_tags = tuple(punctuation_tags)
         tag_vocab = vocab.get_token_to_index_vocabulary("pos_tags")
-        self._punctuation_ids = sorted(tag_vocab[t] for t in self.punctuation_tags if t in tag_vocab)
+        self._punctuation_ids = sorted(
+            tag_vocab[tag] for tag in self.punctuation_tags if tag in tag_vocab
+        )
         self.attachment_scores = AttachmentScores()
         self._decoder_labels = self._decoder_label_order(vocab)
         initializer(self)
@@ -205,11 +207,12 @@ class JointSpanParser(SpanConstituencyParser):
         mask, encoded = self._encode(tokens)
         max_length = mask.size(1)
         chart, _ = self._span_chart(encoded, max_length)
-        chart_np = chart.detach().cpu().numpy()
+        chart_np = chart.detach().float().cpu().numpy()  # numpy has no bfloat16
         lengths_np = mask.sum(dim=1).cpu().numpy()
         output: Dict[str, Any] = {"mask": mask, "words": [m["words"] for m in metadata]}
         loss = self._span_and_tag_loss(
-            output, encoded, mask, chart, chart_np, lengths_np, pos_tags, gold_spans, gold_span_labels
+            output, encoded, mask, chart, chart_np, lengths_np, pos_tags, gold_spans,
+            gold_span_labels,
         )
 
         # [START] stands for the root: heads are positions 0..n, dependents the words 1..n.
@@ -276,7 +279,7 @@ class JointSpanParser(SpanConstituencyParser):
         span_scores[..., columns < 0] = -np.inf
         # shape (batch_size, max_length + 1, max_length + 1): [b, h, d], column 0 unused
         arcs = np.zeros((batch_size, fences, fences), dtype=np.float64)
-        arcs[:, :, 1:] = arc_log_probs.detach().cpu().numpy().transpose(0, 2, 1)
+        arcs[:, :, 1:] = arc_log_probs.detach().float().cpu().numpy().transpose(0, 2, 1)
         spans, heads, _ = joint_span_decode(
             self.span_weight * span_scores, (1.0 - self.span_weight) * arcs, lengths_np
         )
@@ -339,8 +342,11 @@ class JointSpanParser(SpanConstituencyParser):
             ]
             heads.append(sentence_heads)
             labels.append(sentence_labels)
-            dependencies = DependencySentence(sentence, sentence_tags, sentence_heads, sentence_labels)
-            conllu.append(to_conllu(dependencies))
+            conllu.append(
+                to_conllu(
+                    DependencySentence(sentence, sentence_tags, sentence_heads, sentence_labels)
+                )
+            )
             spans.append(tree_to_spans(tree)[2])
         output_dict.update(
             pos_tags=tags,

@@ -144,12 +144,13 @@ class SpanConstituencyParser(Model):
         """
         mask, encoded = self._encode(tokens)
         chart, fenceposts = self._span_chart(encoded, mask.size(1))
-        chart_np = chart.detach().cpu().numpy()
+        chart_np = chart.detach().float().cpu().numpy()  # numpy has no bfloat16
         lengths_np = mask.sum(dim=1).cpu().numpy()
 
         output: Dict[str, Any] = {"mask": mask, "words": [m["words"] for m in metadata]}
         loss = self._span_and_tag_loss(
-            output, encoded, mask, chart, chart_np, lengths_np, pos_tags, gold_spans, gold_span_labels
+            output, encoded, mask, chart, chart_np, lengths_np, pos_tags, gold_spans,
+            gold_span_labels,
         )
         if loss is not None:
             output["loss"] = loss
@@ -179,7 +180,9 @@ class SpanConstituencyParser(Model):
         encoded = self.dropout(self.encoder(bounded, bounded_mask))
         return mask, encoded
 
-    def _span_chart(self, encoded: torch.Tensor, max_length: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    def _span_chart(
+        self, encoded: torch.Tensor, max_length: int
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
         """
         The chart of span label scores, `(batch_size, max_length + 1, max_length + 1,
         num_span_labels + 1)` (`[b, i, j, 0]` = 0 is the empty label, `1 + v` the vocabulary
