@@ -21,6 +21,7 @@ from lal_allennlp.data.ctb_format import (
     select_by_file_id,
     strip_markup,
 )
+from lal_allennlp.data.languages import CTB_HEAD_RULES  # noqa: F401  (registers "ctb")
 from lal_allennlp.data.paths import files_under, resolve_paths
 from lal_allennlp.data.ptb_reader import PennTreebankReader, TreebankPathError
 from lal_allennlp.data.trees import TreebankFormatError
@@ -61,6 +62,9 @@ class ChineseTreebankReader(PennTreebankReader):
     splits : `Optional[Dict[str, str]]`, optional (default = `None`)
         Split names and their file-id ranges, e.g. `{"train": "1-270,440-1151", ...}` for
         another release's split; `None` means `ctb_format.CTB51_SPLITS`.
+    head_rules : `str`, optional (default = `"ctb"`)
+        The head-rule table that gives the heads of joint spans (`joint_spans`) when no
+        dependency files are given: `languages.CTB_HEAD_RULES`.
     **kwargs
         Every option of `lal_ptb` (`token_indexers`, `max_length`, `on_error`, ...), and those
         of `DatasetReader`.
@@ -70,9 +74,10 @@ class ChineseTreebankReader(PennTreebankReader):
         self,
         encoding: Optional[str] = None,
         splits: Optional[Dict[str, str]] = None,
+        head_rules: str = "ctb",
         **kwargs,
     ) -> None:
-        super().__init__(**kwargs)
+        super().__init__(head_rules=head_rules, **kwargs)
         if encoding is not None:
             try:
                 "".encode(encoding)

@@ -4,7 +4,8 @@ Small per-language tables: head rules and punctuation tags for Chinese treebanks
 a copied class.
 
 * `CTB_HEAD_RULES`: head rules for the Penn Chinese Treebank (Xue et al. 2005) in the
-  `head_rules.HeadRule` format, for `HeadFinder(CTB_HEAD_RULES)`. They follow the conventions
+  `head_rules.HeadRule` format, for `HeadFinder(CTB_HEAD_RULES)`; registered as the table
+  `"ctb"` of `head_rules.HEAD_RULE_TABLES` (a reader's `head_rules` option). They follow the conventions
   of the usual CTB tables (Sun & Jurafsky 2004; Zhang & Clark 2008, the Penn2Malt-style table
   behind the CTB dependency results; Stanford's ChineseHeadFinder): nominal and functional
   phrases are headed on the right (the noun, the localiser `LC`, `DEC`/`DEG`, the classifier),
@@ -18,7 +19,7 @@ a copied class.
 
 from typing import Dict, FrozenSet, Tuple
 
-from lal_allennlp.data.head_rules import DEFAULT_RULE, HeadRule
+from lal_allennlp.data.head_rules import DEFAULT_RULE, HEAD_RULE_TABLES, HeadRule
 
 # The verbal tags and verb compounds of CTB: VA (predicative adjective), VC (copula 是),
 # VE (有 as main verb), VV (other verbs); VCD (coordinated verb compound), VRD (resultative),
@@ -60,6 +61,9 @@ CTB_HEAD_RULES: Dict[str, Tuple[HeadRule, ...]] = {
     DEFAULT_RULE: (("right", ()),),
 }
 """Head rules for the Penn Chinese Treebank (function tags stripped), for `HeadFinder`."""
+
+# Readers name tables by string (`"head_rules": "ctb"`, the default of `lal_ctb`).
+HEAD_RULE_TABLES["ctb"] = CTB_HEAD_RULES
 
 CHINESE_PUNCTUATION_TAGS: FrozenSet[str] = frozenset({"PU"})
 """The POS tag of punctuation in the Penn Chinese Treebank."""

@@ -212,3 +212,12 @@ def test_file_ids_and_ranges():
         parse_file_id_ranges("5-1")
     with pytest.raises(ValueError, match="'x' in the file-id ranges"):
         parse_file_id_ranges("1-3,x")
+
+
+def test_joint_spans_use_the_ctb_head_rules_by_default():
+    path = f"{CTB51}#train[1:2]"  # 上海 浦东 近年 颁布 了 七十一 件 法规 。
+    reader = DatasetReader.from_params(Params({"type": "lal_ctb", "joint_spans": True}))
+    instance = next(iter(reader.read(path)))
+    assert instance["metadata"]["gold_heads"] == [2, 4, 4, 0, 4, 7, 8, 4, 4]
+    collins = ChineseTreebankReader(joint_spans=True, head_rules="collins")
+    assert next(iter(collins.read(path)))["metadata"]["gold_heads"] != [2, 4, 4, 0, 4, 7, 8, 4, 4]
