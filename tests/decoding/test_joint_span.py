@@ -242,6 +242,36 @@ def test_fast_equals_cubic5_on_thousands_of_charts(dtype, integer: bool) -> None
     assert count == 1024
 
 
+
+@pytest.mark.parametrize("integer", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_fast_equals_cubic5_vector_labels_and_blocks(dtype, integer: bool) -> None:
+    """704 sentences per case of up to 26 words (several blocks of 4 starts per end, head chunks
+    of up to 4 x 8 lanes) with 10 or more labels, so that the label maxima take the 8-lane row
+    kernel (including a last chunk that overlaps the one before it)."""
+    rng = np.random.default_rng(45 + 2 * integer + (dtype == np.float64))
+    count = 0
+    for num_labels in (10, 11, 17, 18, 25, 112):
+        for _ in range(2 if num_labels == 112 else 4):
+            lengths = rng.integers(1, 27, 32).tolist()
+            span_scores, arc_scores = _random_batch(rng, lengths, num_labels, dtype, integer)
+            if integer:  # ties between the best label and labels 0, 1 and the last ones too
+                span_scores[..., -1] = span_scores[..., 2]
+            fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
+            cubic5 = joint_span_decode(span_scores, arc_scores, np.array(lengths), "cubic5")
+            _assert_same(fast, cubic5)
+            for b, n in [(b, n) for b, n in enumerate(lengths) if n <= 14][:2]:
+                ref = joint_span_decode_reference(
+                    span_scores[b, : n + 1, : n + 1], arc_scores[b, : n + 1, : n + 1]
+                )
+                _assert_same(
+                    ([fast[0][b]], [fast[1][b]], fast[2][b : b + 1]),
+                    ([ref[0]], [ref[1]], np.array([ref[2]])),
+                )
+                _check_joint_tree(fast[0][b], fast[1][b], n, num_labels)
+            count += len(lengths)
+    assert count == 704
+
 def test_longer_sentences_and_many_labels() -> None:
     rng = np.random.default_rng(50)
     lengths = [60, 33, 1, 47]
