@@ -169,6 +169,14 @@ def _supar_compat() -> None:
         from transformers import AdamW  # noqa: F401
     except ImportError:  # removed in transformers 4.50; SuPar imports it
         transformers.AdamW = torch.optim.AdamW
+        # transformers may put a fresh lazy module in sys.modules later: serve it there too.
+        lazy_module = type(transformers)
+        fallback = lazy_module.__getattr__
+
+        def getattr_with_adamw(self, name):  # type: ignore[no-untyped-def]
+            return torch.optim.AdamW if name == "AdamW" else fallback(self, name)
+
+        lazy_module.__getattr__ = getattr_with_adamw
 
 
 def parse_supar(args: argparse.Namespace) -> None:
