@@ -100,11 +100,11 @@ above. Maxima are exact in any order, and the fastmath flags used (no-NaN, no-si
 no result. ``-inf`` scores (masked labels or arcs) are supported; NaN and ``+inf`` are not.
 
 Speed (``benchmarks/joint_span_speed.py``: batch of 100, 112 labels, float32, one thread on a
-shared 2-core AMD EPYC (Zen 1) VM; the O(n^5) decoder timed the same way): about 3x faster at 10
-words, 9x at 20, 27-32x at 40 and 62-79x at 80; time grows like n^3.3 between 40 and 80 words
-(O(n^5) decoder: n^4.6). At 40 words even the plain O(n^3) span CKY on the same span scores is
-only ~90x faster than the O(n^5) decoder: reading the 112 scores of every span from memory is a
-floor that both share.
+shared 2-core AMD EPYC (Zen 1) VM; the O(n^5) decoder timed the same way; see
+``benchmarks/README.md``): about 2-5x faster at 10 words, 7-9x at 20, 27-32x at 40 and 62-79x at
+80 across runs; time grows like n^3.3-3.9 between 40 and 80 words (O(n^5) decoder: n^4.6-5.1).
+At 40 words even the plain O(n^3) span CKY on the same span scores is only ~90x faster than the
+O(n^5) decoder: reading the 112 scores of every span from memory is a floor that both share.
 
 * Both hot loops (split maximum, DL/DR) are 8-lane ``<8 x float>`` LLVM vector code with the
   accumulator in a register (:func:`_split_max`, :func:`_max_of_broadcast_sums`): LLVM's own loop
@@ -391,7 +391,7 @@ def _split_max_finish(
     typingctx, x, s, e, x_off, s_off, e_off, one_score, multi_score, t, t_off, a, a_off, b, b_off,
     step, count
 ):
-    """:func:`_split_max` started from a partial maximum ``t[t_off + u]`` (count >= 0 more terms)."""
+    """:func:`_split_max` started from a partial maximum ``t[t_off + u]`` (count >= 0 more)."""
     if not _check_flat_arrays(x, s, e, t, a, b) or one_score != x.dtype or multi_score != x.dtype:
         return None
     intp = types.intp
@@ -552,7 +552,9 @@ def _row_max(typingctx, x, start, count):
 
 
 @njit(cache=True, fastmath=_FASTMATH, inline="always")
-def _label_column(flat, base, row_step, num_labels, n, j, label_one, label_multi):  # pragma: no cover
+def _label_column(
+    flat, base, row_step, num_labels, n, j, label_one, label_multi
+):  # pragma: no cover - compiled code
     """label_one / label_multi of the spans (i, j), i < j (see :func:`_label_tables`), from the
     flat span scores: row (i, j) starts at base + i row_step + j num_labels."""
     for i in range(j):
