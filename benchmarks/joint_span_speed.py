@@ -3,8 +3,7 @@
 Compares, on the same seeded random float32 charts (batch of sentences of one length, L labels
 including empty and ``<H>``, standard-normal span and arc scores):
 
-(a) ``joint_span_decode(..., algorithm="fast")``: the O(n^4) decoder (8-lane vector kernels, 4
-    spans with one end computed together, label pass overlapped with the arithmetic),
+(a) ``joint_span_decode(..., algorithm="fast")``: the O(n^4) decoder (8-lane vector kernels),
 (b) ``joint_span_decode(..., algorithm="cubic5")``: the authors' O(n^5) recurrence (their loop
     order, value and back-pointer charts), compiled with numba and batched the same way,
 

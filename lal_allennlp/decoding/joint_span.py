@@ -86,37 +86,26 @@ Layout: the split maximum is one contiguous vector loop over h in (i, j] per k, 
 
     raw[i, j, h] = max_{k in (i, j)} S[i, k, h] + E[j, k, h].
 
-Blocks: spans are decoded by increasing end j, then decreasing start i. Below the single word, the
-starts go in blocks of 4, (i, j), (i - 1, j), (i - 2, j), (i - 3, j) (:func:`_span_block`): their
-splits k in (i, j) only read finished spans, so the 4 maxima run in one loop that loads each
-``E[j, k, .]`` chunk once (5 vector loads per 4 candidates instead of 8); each span then adds its
-own few splits in (i - m, i], which read the spans of the block before it. Likewise the block's
-attachments to the heads after j and before i - 2 share each arc chunk. Only the attachments to the
-heads just before a span, which the next spans of the block need at once, are computed per span.
-
 No back-pointers are kept: the traceback recomputes, for the 2n - 1 nodes of the best tree only,
 the first (k, d) whose candidate equals the node's maximum (O(n) per node), which is the tie rule
 above. Maxima are exact in any order, and the fastmath flags used (no-NaN, no-signed-zero) change
 no result. ``-inf`` scores (masked labels or arcs) are supported; NaN and ``+inf`` are not.
 
 Speed (``benchmarks/joint_span_speed.py``: batch of 100, 112 labels, float32, one thread on a
-shared 2-core AMD EPYC (Zen 1) VM; the O(n^5) decoder timed the same way; see
-``benchmarks/README.md``): about 2-5x faster at 10 words, 7-9x at 20, 27-32x at 40 and 62-79x at
-80 across runs; time grows like n^3.3-3.9 between 40 and 80 words (O(n^5) decoder: n^4.6-5.1).
-At 40 words even the plain O(n^3) span CKY on the same span scores is only ~90x faster than the
-O(n^5) decoder: reading the 112 scores of every span from memory is a floor that both share.
+shared 2-core AMD EPYC (Zen 1) VM; the O(n^5) decoder timed the same way): about 3x faster at 10
+words, 9x at 20, 27-32x at 40 and 62-79x at 80; time grows like n^3.3 between 40 and 80 words
+(O(n^5) decoder: n^4.6). At 40 words even the plain O(n^3) span CKY on the same span scores is
+only ~90x faster than the O(n^5) decoder: reading the 112 scores of every span from memory is a
+floor that both share.
 
 * Both hot loops (split maximum, DL/DR) are 8-lane ``<8 x float>`` LLVM vector code with the
   accumulator in a register (:func:`_split_max`, :func:`_max_of_broadcast_sums`): LLVM's own loop
   vectoriser only enters its vector body for 32 or more iterations, and most loops here are
   shorter. Chart rows are padded so that a kernel may read and write up to 7 lanes past its range;
   the spill goes to parts of the rows that are written afterwards or never read.
-* The label maxima read every span's L scores once, which is memory-bound (~45 us per 40-word
-  sentence when done as one pass over the charts of a batch of 100). They are taken one column
-  (the spans ending at j) at a time, just before that column is decoded, with an 8-lane row
-  kernel (:func:`_row_max`), while the next column is prefetched (:func:`_prefetch_column`), so
-  that the memory traffic overlaps the O(n^4) arithmetic. The O(n^5) decoder does ~4x more
-  candidate updates at 40 words (n / 10), one scalar compare-and-branch each.
+* Per sentence, the label pass reads every span's L scores once (memory-bound: ~35 us of the
+  ~170 us per 40-word sentence); the O(n^4) arithmetic is the rest. The O(n^5) decoder does ~4x
+  more candidate updates at 40 words (n / 10), one scalar compare-and-branch each.
 * One numba call decodes the batch; workers are parallel over sentences (``prange``), dealt out
   longest first, each reusing one workspace of 3 (n + 1)^2 padded rows (44 MB at 150 words).
 """
@@ -130,7 +119,7 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from lal_allennlp.decoding.cky import _maxnum, _prefetch, _seg_max
+from lal_allennlp.decoding.cky import _maxnum, _seg_max
 
 __all__ = ["joint_span_decode", "ALGORITHMS"]
 
@@ -192,7 +181,6 @@ def _emit(out_spans, pos, sent, label_one, i, j, n, role):  # pragma: no cover -
 # ----------------------------------------------------------------------------------------------
 
 _LANES = 8
-_BLOCK = 4  # spans with one end whose split and arc maxima are computed together
 
 
 def _vector_pointer(context, builder, array_type, array_value, offset, vector_type):
@@ -332,256 +320,6 @@ def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, a_step, 
     return sig, codegen
 
 
-@intrinsic
-def _split_max_block(typingctx, t, t_off, t_step, a, a_off, a_span, b, b_off, step, count):
-    """The shared part of the split maximum of 4 spans with one end, one 8-lane chunk::
-
-        t[t_off + m t_step + u] = max_{r < count} a[a_off - m a_span + r step + u]
-                                                 + b[b_off + r step + u]    (m = 0..3, u = 0..7)
-
-    (span m starts m fenceposts before span 0; every b chunk is loaded once for the 4 spans.)
-    The 4 accumulators stay in registers; count >= 1.
-    """
-    if not _check_flat_arrays(t, a, b):
-        return None
-    intp = types.intp
-    sig = types.void(t, intp, intp, a, intp, intp, b, intp, intp, intp)
-
-    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        t_v, t_off_v, t_step_v, a_v, a_off_v, a_span_v, b_v, b_off_v, step_v, count_v = args
-        t_t, a_t, b_t = signature.args[0], signature.args[3], signature.args[6]
-        scalar_type = context.get_data_type(t_t.dtype)
-        vector_type = ir.VectorType(scalar_type, _LANES)
-        align = context.get_abi_sizeof(scalar_type)
-        maxnum = _maxnum_vector(builder, vector_type, 8 * align)
-
-        def load(array_type, array_value, offset):
-            pointer = _vector_pointer(
-                context, builder, array_type, array_value, offset, vector_type
-            )
-            return builder.load(pointer, align=align)
-
-        starts = [a_off_v]
-        for m in range(1, _BLOCK):
-            starts.append(builder.sub(starts[-1], a_span_v))
-        b_first = load(b_t, b_v, b_off_v)
-        accs = [
-            cgutils.alloca_once_value(builder, builder.fadd(load(a_t, a_v, s), b_first))
-            for s in starts
-        ]
-        one = ir.Constant(a_off_v.type, 1)
-        with cgutils.for_range(builder, builder.sub(count_v, one)) as loop:
-            shift = builder.mul(builder.add(loop.index, one), step_v)
-            b_value = load(b_t, b_v, builder.add(b_off_v, shift))
-            for s, acc in zip(starts, accs):
-                value = builder.fadd(load(a_t, a_v, builder.add(s, shift)), b_value)
-                builder.store(builder.call(maxnum, [builder.load(acc), value]), acc)
-        offset = t_off_v
-        for acc in accs:
-            pointer = _vector_pointer(context, builder, t_t, t_v, offset, vector_type)
-            builder.store(builder.load(acc), pointer, align=align)
-            offset = builder.add(offset, t_step_v)
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@intrinsic
-def _split_max_finish(
-    typingctx, x, s, e, x_off, s_off, e_off, one_score, multi_score, t, t_off, a, a_off, b, b_off,
-    step, count
-):
-    """:func:`_split_max` started from a partial maximum ``t[t_off + u]`` (count >= 0 more)."""
-    if not _check_flat_arrays(x, s, e, t, a, b) or one_score != x.dtype or multi_score != x.dtype:
-        return None
-    intp = types.intp
-    sig = types.void(
-        x, s, e, intp, intp, intp, one_score, multi_score, t, intp, a, intp, b, intp, intp, intp
-    )
-
-    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        x_v, s_v, e_v, x_off_v, s_off_v, e_off_v, one_v, multi_v = args[:8]
-        t_v, t_off_v, a_v, a_off_v, b_v, b_off_v, step_v, count_v = args[8:]
-        x_t, s_t, e_t = signature.args[:3]
-        t_t, a_t, b_t = signature.args[8], signature.args[10], signature.args[12]
-        scalar_type = context.get_data_type(x_t.dtype)
-        vector_type = ir.VectorType(scalar_type, _LANES)
-        align = context.get_abi_sizeof(scalar_type)
-        maxnum = _maxnum_vector(builder, vector_type, 8 * align)
-
-        def pointer(array_type, array_value, offset):
-            return _vector_pointer(context, builder, array_type, array_value, offset, vector_type)
-
-        acc = cgutils.alloca_once_value(
-            builder, builder.load(pointer(t_t, t_v, t_off_v), align=align)
-        )
-        with cgutils.for_range(builder, count_v) as loop:
-            shift = builder.mul(loop.index, step_v)
-            value = builder.fadd(
-                builder.load(pointer(a_t, a_v, builder.add(a_off_v, shift)), align=align),
-                builder.load(pointer(b_t, b_v, builder.add(b_off_v, shift)), align=align),
-            )
-            builder.store(builder.call(maxnum, [builder.load(acc), value]), acc)
-        raw = builder.load(acc)
-        builder.store(
-            builder.fadd(raw, _broadcast(builder, vector_type, one_v)),
-            pointer(x_t, x_v, x_off_v),
-            align=align,
-        )
-        multi = builder.fadd(raw, _broadcast(builder, vector_type, multi_v))
-        builder.store(multi, pointer(s_t, s_v, s_off_v), align=align)
-        builder.store(multi, pointer(e_t, e_v, e_off_v), align=align)
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@intrinsic
-def _max_of_broadcast_sums_block(
-    typingctx, dst, dst_off, dst_span, x, x_off, x_span, a, a_off, a_step, count
-):
-    """:func:`_max_of_broadcast_sums` for 4 spans with one end, span m starting m fenceposts
-    before span 0, one 8-lane chunk of heads::
-
-        dst[dst_off - m dst_span + u] = max_{-m <= r < count} x[x_off - m x_span + r]
-                                                              + a[a_off + r a_step + u]
-
-    Each a chunk (the arcs of 8 heads to one dependent) is loaded once for the spans that share
-    it; count >= 1.
-    """
-    if not _check_flat_arrays(dst, x, a):
-        return None
-    intp = types.intp
-    sig = types.void(dst, intp, intp, x, intp, intp, a, intp, intp, intp)
-
-    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        dst_v, dst_off_v, dst_span_v, x_v, x_off_v, x_span_v, a_v, a_off_v, a_step_v, count_v = (
-            args
-        )
-        dst_t, x_t, a_t = signature.args[0], signature.args[3], signature.args[6]
-        scalar_type = context.get_data_type(dst_t.dtype)
-        vector_type = ir.VectorType(scalar_type, _LANES)
-        align = context.get_abi_sizeof(scalar_type)
-        maxnum = _maxnum_vector(builder, vector_type, 8 * align)
-        x_data = context.make_array(x_t)(context, builder, x_v).data
-
-        def arcs(r):
-            pointer = _vector_pointer(
-                context, builder, a_t, a_v, builder.add(a_off_v, builder.mul(r, a_step_v)),
-                vector_type,
-            )
-            return builder.load(pointer, align=align)
-
-        def term(x_start, r, arc_vector):
-            scalar = builder.load(builder.gep(x_data, [builder.add(x_start, r)]))
-            return builder.fadd(_broadcast(builder, vector_type, scalar), arc_vector)
-
-        starts = [x_off_v]
-        for m in range(1, _BLOCK):
-            starts.append(builder.sub(starts[-1], x_span_v))
-        zero = ir.Constant(x_off_v.type, 0)
-        one = ir.Constant(x_off_v.type, 1)
-        first = arcs(zero)
-        accs = [cgutils.alloca_once_value(builder, term(s, zero, first)) for s in starts]
-        with cgutils.for_range(builder, builder.sub(count_v, one)) as loop:
-            r = builder.add(loop.index, one)
-            arc_vector = arcs(r)
-            for s, acc in zip(starts, accs):
-                value = term(s, r, arc_vector)
-                builder.store(builder.call(maxnum, [builder.load(acc), value]), acc)
-        # The dependents that only the longer spans have: r = -1 for spans 1..3, -2 for 2..3, ...
-        for back in range(1, _BLOCK):
-            r = ir.Constant(x_off_v.type, -back)
-            arc_vector = arcs(r)
-            for s, acc in list(zip(starts, accs))[back:]:
-                value = term(s, r, arc_vector)
-                builder.store(builder.call(maxnum, [builder.load(acc), value]), acc)
-        offset = dst_off_v
-        for acc in accs:
-            pointer = _vector_pointer(context, builder, dst_t, dst_v, offset, vector_type)
-            builder.store(builder.load(acc), pointer, align=align)
-            offset = builder.sub(offset, dst_span_v)
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@intrinsic
-def _row_max(typingctx, x, start, count):
-    """``max(x[start : start + count])`` for count >= 8: 8-lane chunks, the last one overlapping
-    the one before it where count is not a multiple of 8, then a max across the lanes."""
-    if not _check_flat_arrays(x):
-        return None
-    sig = x.dtype(x, types.intp, types.intp)
-
-    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        x_v, start_v, count_v = args
-        x_t = signature.args[0]
-        scalar_type = context.get_data_type(x_t.dtype)
-        vector_type = ir.VectorType(scalar_type, _LANES)
-        align = context.get_abi_sizeof(scalar_type)
-        maxnum = _maxnum_vector(builder, vector_type, 8 * align)
-        lanes = ir.Constant(start_v.type, _LANES)
-
-        def load(offset):
-            pointer = _vector_pointer(context, builder, x_t, x_v, offset, vector_type)
-            return builder.load(pointer, align=align)
-
-        # Chunks at start + 8 c, c = 1 .. count // 8 - 1, after the first; then the last 8.
-        acc = cgutils.alloca_once_value(builder, load(start_v))
-        chunks = builder.sdiv(count_v, lanes)
-        one = ir.Constant(start_v.type, 1)
-        with cgutils.for_range(builder, builder.sub(chunks, one)) as loop:
-            offset = builder.add(start_v, builder.mul(builder.add(loop.index, one), lanes))
-            builder.store(builder.call(maxnum, [builder.load(acc), load(offset)]), acc)
-        last = load(builder.sub(builder.add(start_v, count_v), lanes))
-        vector = builder.call(maxnum, [builder.load(acc), last])
-        width = _LANES
-        while width > 1:  # fold the upper half of the lanes onto the lower half
-            width //= 2
-            undefined = ir.Constant(vector_type, ir.Undefined)
-            mask = ir.Constant(
-                ir.VectorType(ir.IntType(32), _LANES),
-                [width + t if t < width else t for t in range(_LANES)],
-            )
-            upper = builder.shuffle_vector(vector, undefined, mask)
-            vector = builder.call(maxnum, [vector, upper])
-        return builder.extract_element(vector, ir.Constant(ir.IntType(32), 0))
-
-    return sig, codegen
-
-
-@njit(cache=True, fastmath=_FASTMATH, inline="always")
-def _label_column(
-    flat, base, row_step, num_labels, n, j, label_one, label_multi
-):  # pragma: no cover - compiled code
-    """label_one / label_multi of the spans (i, j), i < j (see :func:`_label_tables`), from the
-    flat span scores: row (i, j) starts at base + i row_step + j num_labels."""
-    for i in range(j):
-        row = base + i * row_step + j * num_labels
-        first = SUB_HEAD + 1  # labels 2..L-1 first, then <H> where it is allowed
-        if num_labels - first >= _LANES:
-            best = _row_max(flat, row + first, num_labels - first)
-        else:
-            best = flat[row + first]
-            for label in range(first + 1, num_labels):
-                best = _maxnum(best, flat[row + label])
-        if j - i != 1 and j - i != n:
-            best = _maxnum(best, flat[row + SUB_HEAD])
-        label_one[i, j] = best
-        label_multi[i, j] = _maxnum(flat[row + EMPTY], best)
-
-
-@njit(cache=True, inline="always")
-def _prefetch_column(flat, base, row_step, num_labels, j):  # pragma: no cover - compiled code
-    """Software prefetch of the span scores of the spans (i, j), i < j."""
-    step = max(1, 64 // flat.itemsize)
-    for i in range(j):
-        row = base + i * row_step + j * num_labels
-        for c in range(0, num_labels, step):
-            _prefetch(flat, row + c)
-
-
 def _padded_stride(size: int) -> int:
     """Row length of the fast decoder's charts: room for h = 0..n plus 7 lanes of overrun."""
     return (size + 7 + _LANES - 1) // _LANES * _LANES
@@ -595,174 +333,9 @@ _padded_stride_jit = njit(cache=True)(_padded_stride)
 # ----------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, fastmath=_FASTMATH, inline="always")
-def _one_span(i, j, n, S, E, X, arc_t, label_one, label_multi):  # pragma: no cover - compiled
-    """Span (i, j) alone: its split maximum, then its best attachment to every outside head."""
-    size = n + 1
-    stride = _padded_stride_jit(size)
-    length = j - i
-    row_s = (i * size + j) * stride  # row (i, j) of S and X
-    row_e = (j * size + i) * stride  # row (j, i) of E
-    if length == 1:
-        value = label_multi[i, j]
-        X[row_s + j] = value
-        S[row_s + j] = value
-        E[row_e + j] = value
-    else:
-        # raw[i, j, h] = max_{k in (i, j)} S[i, k, h] + E[j, k, h] for h in (i, j], then
-        # X = raw + one_label, multi = raw + multi_label (into S and E), 8 lanes at a time;
-        # lanes past j land in parts of the rows that are written later or never read.
-        first_s = (i * size + i + 1) * stride + i + 1  # S[i, i + 1, i + 1]
-        first_e = (j * size + i + 1) * stride + i + 1  # E[j, i + 1, i + 1]
-        for lane in range(0, length, _LANES):
-            _split_max(
-                X,
-                S,
-                E,
-                row_s + i + 1 + lane,
-                row_s + i + 1 + lane,
-                row_e + i + 1 + lane,
-                label_one[i, j],
-                label_multi[i, j],
-                S,
-                first_s + lane,
-                E,
-                first_e + lane,
-                stride,
-                length - 1,
-            )
-    if length == n:
-        return
-    # Best attachment of this span, as a dependent, to every head outside it:
-    # DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d] for h in (j, n] (overwrites
-    # the lanes that the multi chunks above wrote past j) ...
-    for lane in range(0, n - j, _LANES):
-        _max_of_broadcast_sums(
-            S,
-            row_s + j + 1 + lane,
-            X,
-            row_s + i + 1,
-            arc_t,
-            (i + 1) * stride + j + 1 + lane,
-            stride,
-            length,
-        )
-    # ... and DR[i, j, h] for h in [1, i], in chunks ending at h = i (the first chunk may
-    # start before h = 1, in the unused padding that ends the previous row).
-    for end in range(i + 1, 1, -_LANES):
-        _max_of_broadcast_sums(
-            E,
-            row_e + end - _LANES,
-            X,
-            row_s + i + 1,
-            arc_t,
-            (i + 1) * stride + end - _LANES,
-            stride,
-            length,
-        )
-
-
-@njit(cache=True, fastmath=_FASTMATH, inline="always")
-def _span_block(
-    i, j, n, S, E, X, T, arc_t, label_one, label_multi
-):  # pragma: no cover - compiled code
-    """The spans (i - m, j), m = 0.._BLOCK - 1 (i >= _BLOCK - 1, j - i >= 2), computed together.
-
-    Every span of the block needs the splits k in (i, j), whose operands are all ready: their
-    maxima are computed together, so that each E[j, k, .] chunk is loaded once for the block
-    (``_split_max_block``; partial maxima in T). Span m then adds its own splits k in (i - m, i]
-    (which need spans m' < m of the block) and its attachments DR to the heads just before it
-    (which spans m' > m need). The attachments of the whole block to the heads after j and to
-    the heads before i - _BLOCK + 2 come last, with each arc chunk loaded once for the block.
-    Every head chunk starts at h0 = i - _BLOCK + 2, the first head of the longest span; the
-    lanes before a shorter span's first head compute values that are ignored, or overwritten
-    by its DR, like the lanes past j.
-    """
-    size = n + 1
-    stride = _padded_stride_jit(size)
-    h0 = i - _BLOCK + 2
-    heads = j - h0 + 1  # h0..j
-    span_step = size * stride  # from row (a, b) to row (a + 1, b) of S and X
-    for lane in range(0, heads, _LANES):
-        _split_max_block(
-            T,
-            lane,
-            stride,
-            S,
-            (i * size + i + 1) * stride + h0 + lane,  # S[i, i + 1, h0 + lane]
-            span_step,
-            E,
-            (j * size + i + 1) * stride + h0 + lane,  # E[j, i + 1, h0 + lane]
-            stride,
-            j - i - 1,
-        )
-    for m in range(_BLOCK):
-        a = i - m  # span (a, j)
-        row_s = (a * size + j) * stride
-        row_e = (j * size + a) * stride
-        for lane in range(0, heads, _LANES):
-            _split_max_finish(
-                X,
-                S,
-                E,
-                row_s + h0 + lane,
-                row_s + h0 + lane,
-                row_e + h0 + lane,
-                label_one[a, j],
-                label_multi[a, j],
-                T,
-                m * stride + lane,
-                S,
-                (a * size + a + 1) * stride + h0 + lane,  # S[a, a + 1, .]
-                E,
-                (j * size + a + 1) * stride + h0 + lane,  # E[j, a + 1, .]
-                stride,
-                m,  # k in (a, i]
-            )
-        if m < _BLOCK - 1:  # DR[a, j, h] for h in (a - _LANES, a], which covers [h0, a]
-            _max_of_broadcast_sums(
-                E,
-                row_e + a + 1 - _LANES,
-                X,
-                row_s + a + 1,
-                arc_t,
-                (a + 1) * stride + a + 1 - _LANES,
-                stride,
-                j - a,
-            )
-    # DL[a, j, h] for h in (j, n], then DR[a, j, h] for h in [1, h0), of the whole block.
-    x_first = (i * size + j) * stride + i + 1  # X[i, j, i + 1]
-    for lane in range(0, n - j, _LANES):
-        _max_of_broadcast_sums_block(
-            S,
-            (i * size + j) * stride + j + 1 + lane,
-            span_step,
-            X,
-            x_first,
-            span_step,
-            arc_t,
-            (i + 1) * stride + j + 1 + lane,
-            stride,
-            j - i,
-        )
-    for end in range(h0, 1, -_LANES):
-        _max_of_broadcast_sums_block(
-            E,
-            (j * size + i) * stride + end - _LANES,
-            stride,
-            X,
-            x_first,
-            span_step,
-            arc_t,
-            (i + 1) * stride + end - _LANES,
-            stride,
-            j - i,
-        )
-
-
 @njit(cache=True, fastmath=_FASTMATH)
 def _fast_sentence(
-    sent, flat, base, arc, n, S, E, X, T, lab_buf, arc_t, stack, out_spans, out_heads
+    sent, arc, n, S, E, X, lab_buf, arc_t, stack, out_spans, out_heads
 ):  # pragma: no cover - compiled code
     """Decode one sentence with the O(n^4) algorithm; returns the tree score (working dtype).
 
@@ -780,29 +353,71 @@ def _fast_sentence(
     for d in range(size):  # arc_t[d, h] = arc[h, d]
         for h in range(size):
             arc_t[d * stride + h] = arc[h, d]
-    # The span scores are read one column (spans ending at j) at a time, just before the column's
-    # spans are decoded, while the next column is prefetched: the memory traffic of the label
-    # pass overlaps with the arithmetic.
-    num_labels = sent.shape[2]
-    row_step = sent.shape[1] * num_labels
-    _prefetch_column(flat, base, row_step, num_labels, 1)
+    _label_tables(sent, n, label_one, label_multi)
 
     # Spans by increasing end j, then decreasing start i: all sub-spans are ready when needed.
-    # Below the single word (j - 1, j), starts go in blocks of _BLOCK (see _span_block), then one
-    # by one for the last few.
     for j in range(1, n + 1):
-        if j < n:
-            _prefetch_column(flat, base, row_step, num_labels, j + 1)
-        _label_column(flat, base, row_step, num_labels, n, j, label_one, label_multi)
-        i = j - 1
-        _one_span(i, j, n, S, E, X, arc_t, label_one, label_multi)
-        i = j - 2
-        while i >= _BLOCK - 1:
-            _span_block(i, j, n, S, E, X, T, arc_t, label_one, label_multi)
-            i -= _BLOCK
-        while i >= 0:
-            _one_span(i, j, n, S, E, X, arc_t, label_one, label_multi)
-            i -= 1
+        for i in range(j - 1, -1, -1):
+            length = j - i
+            row_s = (i * size + j) * stride  # row (i, j) of S and X
+            row_e = (j * size + i) * stride  # row (j, i) of E
+            if length == 1:
+                value = label_multi[i, j]
+                X[row_s + j] = value
+                S[row_s + j] = value
+                E[row_e + j] = value
+            else:
+                # raw[i, j, h] = max_{k in (i, j)} S[i, k, h] + E[j, k, h] for h in (i, j], then
+                # X = raw + one_label, multi = raw + multi_label (into S and E), 8 lanes at a time;
+                # lanes past j land in parts of the rows that are written later or never read.
+                first_s = (i * size + i + 1) * stride + i + 1  # S[i, i + 1, i + 1]
+                first_e = (j * size + i + 1) * stride + i + 1  # E[j, i + 1, i + 1]
+                for lane in range(0, length, _LANES):
+                    _split_max(
+                        X,
+                        S,
+                        E,
+                        row_s + i + 1 + lane,
+                        row_s + i + 1 + lane,
+                        row_e + i + 1 + lane,
+                        label_one[i, j],
+                        label_multi[i, j],
+                        S,
+                        first_s + lane,
+                        E,
+                        first_e + lane,
+                        stride,
+                        length - 1,
+                    )
+            if length == n:
+                continue
+            # Best attachment of this span, as a dependent, to every head outside it:
+            # DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d] for h in (j, n] (overwrites
+            # the lanes that the multi chunks above wrote past j) ...
+            for lane in range(0, n - j, _LANES):
+                _max_of_broadcast_sums(
+                    S,
+                    row_s + j + 1 + lane,
+                    X,
+                    row_s + i + 1,
+                    arc_t,
+                    (i + 1) * stride + j + 1 + lane,
+                    stride,
+                    length,
+                )
+            # ... and DR[i, j, h] for h in [1, i], in chunks ending at h = i (the first chunk may
+            # start before h = 1, in the unused padding that ends the previous row).
+            for end in range(i + 1, 1, -_LANES):
+                _max_of_broadcast_sums(
+                    E,
+                    row_e + end - _LANES,
+                    X,
+                    row_s + i + 1,
+                    arc_t,
+                    (i + 1) * stride + end - _LANES,
+                    stride,
+                    length,
+                )
 
     # Root: the whole sentence is a `one` span (for n = 1: one_label of the single word).
     row_root = n * stride  # row (0, n) of X
@@ -886,14 +501,11 @@ def _fast_batch(
     batch_size = span_scores.shape[0]
     size = lengths[order[0]] + 1  # longest sentence + 1
     stride = _padded_stride_jit(size)
-    flat_scores = span_scores.reshape(-1)  # (a view) for the vector label kernel
-    sentence_size = span_scores.shape[1] * span_scores.shape[2] * span_scores.shape[3]
     for worker in prange(num_workers):
         # Zero-filled once: the vector kernels also read (and ignore) lanes past the valid range.
         s_buf = np.zeros(size * size * stride + _LANES, dtype=span_scores.dtype)
         e_buf = np.zeros(size * size * stride + _LANES, dtype=span_scores.dtype)
         x_buf = np.zeros(size * size * stride + _LANES, dtype=span_scores.dtype)
-        t_buf = np.zeros(_BLOCK * stride + _LANES, dtype=span_scores.dtype)
         arc_t = np.zeros(size * stride + _LANES, dtype=span_scores.dtype)
         lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
         stack = np.empty((size + 1, 4), dtype=np.int64)
@@ -901,14 +513,11 @@ def _fast_batch(
             b = order[t]
             score = _fast_sentence(
                 span_scores[b],
-                flat_scores,
-                b * sentence_size,
                 arc_scores[b],
                 lengths[b],
                 s_buf,
                 e_buf,
                 x_buf,
-                t_buf,
                 lab_buf,
                 arc_t,
                 stack,
