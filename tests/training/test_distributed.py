@@ -39,11 +39,10 @@ def _train_distributed(config: Path, serialization_dir: Path, epochs: int) -> Di
             "distributed": {"cuda_devices": [-1, -1]},
             # Gold POS tags in the output trees: a parser trained for two epochs mistags words
             # as punctuation, which EVALB then deletes, making most sentences "errors".
-            "model": {"predict_pos_tags": False},
-            "trainer": {
-                "num_epochs": epochs,
-                "callbacks": [{"type": "lal_test_validation_recorder"}],
-            },
+            # Dotted keys: a nested dict would replace the whole section.
+            "model.predict_pos_tags": False,
+            "trainer.num_epochs": epochs,
+            "trainer.callbacks": [{"type": "lal_test_validation_recorder"}],
         },
     )
     train_model(
