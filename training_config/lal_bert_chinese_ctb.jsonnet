@@ -6,6 +6,8 @@
 //   CTB_DIR               the release's bracketed files, e.g. .../ctb5.1/data/bracketed
 //                         (test: `allennlp evaluate MODEL "$CTB_DIR#test"`)
 //   TRANSFORMER_MODEL     local directory of bert-base-chinese (hidden size 768)
+// Dev F1 is EVALB with COLLINS.prm, as CTB results are usually reported (the punctuation tag PU
+// counts); `-o '{"model.evalb_preset": "ctb_punctuation"}'` deletes PU words instead.
 local lal = import 'lal.libsonnet';
 local model_name = std.extVar('TRANSFORMER_MODEL');
 local ctb_dir = std.extVar('CTB_DIR');

@@ -4,6 +4,7 @@ of :mod:`lal_allennlp.metrics.evalb` (no compiled EVALB binary, no temporary fil
 run on every validation batch and in distributed training.
 """
 
+import dataclasses
 from typing import Dict, List, Optional
 
 import torch
@@ -21,7 +22,11 @@ from lal_allennlp.metrics.evalb import (
     evalb_sentence,
 )
 
-_PRESETS = {"collins": COLLINS, "nk": NK}
+# COLLINS.prm with the Chinese Treebank's punctuation tag (`PU`) deleted like English
+# punctuation. (Published CTB scores usually keep PU: COLLINS.prm does not list it.)
+CTB_PUNCTUATION = dataclasses.replace(COLLINS, delete_labels=("TOP", "-NONE-", "PU"))
+
+_PRESETS = {"collins": COLLINS, "nk": NK, "ctb_punctuation": CTB_PUNCTUATION}
 
 
 @Metric.register("lal_evalb")
@@ -43,8 +48,10 @@ class EvalbMetric(Metric):
     # Parameters
 
     preset : `str`, optional (default = `"collins"`)
-        The EVALB parameter set: `"collins"` (COLLINS.prm, the standard for English) or `"nk"`
-        (benepar's nk.prm, which also deletes `S1`, `?` and `!`).
+        The EVALB parameter set: `"collins"` (COLLINS.prm, the standard for English and as
+        usually used for the CTB), `"nk"` (benepar's nk.prm, which also deletes `S1`, `?` and
+        `!`) or `"ctb_punctuation"` (COLLINS.prm deleting the CTB punctuation tag `PU` instead
+        of the English ones).
     parameter_file : `Optional[str]`, optional (default = `None`)
         An EVALB `.prm` file to read instead of `preset` (e.g. another language's punctuation).
     """

@@ -65,6 +65,11 @@ class SpanConstituencyParser(Model):
         use its tags in the output trees. If `False`, output trees use the tags given with
         the input, or `UNK` when there are none.
     pos_tag_loss_weight : `float`, optional (default = `1.0`)
+    evalb_preset : `str`, optional (default = `"collins"`)
+        EVALB parameters of the validation metric (`lal_evalb`'s presets: `"collins"`, `"nk"`,
+        `"ctb_punctuation"`).
+    evalb_parameter_file : `Optional[str]`, optional (default = `None`)
+        An EVALB `.prm` file instead of the preset (another language's punctuation).
     initializer : `InitializerApplicator`, optional (default = `InitializerApplicator()`)
     """
 
@@ -78,6 +83,8 @@ class SpanConstituencyParser(Model):
         dropout: float = 0.2,
         predict_pos_tags: bool = True,
         pos_tag_loss_weight: float = 1.0,
+        evalb_preset: str = "collins",
+        evalb_parameter_file: Optional[str] = None,
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs: Any,
     ) -> None:
@@ -109,7 +116,7 @@ class SpanConstituencyParser(Model):
         if predict_pos_tags:
             self.tag_projection = torch.nn.Linear(encoder_dim, vocab.get_vocab_size("pos_tags"))
             self.tag_accuracy = CategoricalAccuracy()
-        self.evalb = EvalbMetric()
+        self.evalb = EvalbMetric(evalb_preset, evalb_parameter_file)
         # Set by the predictor (`"explain": true`) to return label attention explanations.
         self.explain = False
         initializer(self)

@@ -138,3 +138,18 @@ def test_distributed_sum_equals_single_process(tmp_path):
     assert expected["metrics"] == pytest.approx(EXPECTED, abs=1e-12)
     assert not dist.is_initialized()
     assert torch.tensor(expected["counts"]).sum() > 0
+
+
+def test_ctb_punctuation_preset_deletes_pu_only():
+    from nltk import Tree
+
+    from lal_allennlp.metrics import EvalbMetric
+
+    gold = Tree.fromstring("(TOP (IP (NP (NN 他)) (VP (VV 来) (NP (NN 了))) (PU 。)))")
+    # The full stop attached inside the VP: a different VP bracket unless PU is deleted.
+    pred = Tree.fromstring("(TOP (IP (NP (NN 他)) (VP (VV 来) (NP (NN 了)) (PU 。))))")
+    collins, ctb = EvalbMetric(), EvalbMetric("ctb_punctuation")
+    collins([pred], [gold])
+    ctb([pred], [gold])
+    assert ctb.get_metric(reset=True)["evalb_f1"] == 1.0
+    assert collins.get_metric(reset=True)["evalb_f1"] < 1.0
