@@ -19,7 +19,6 @@ import argparse
 import os
 import sys
 import time
-from typing import Callable, List
 
 import numba
 import numpy as np
@@ -29,6 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from lal_allennlp.decoding.cky import cky_decode  # noqa: E402
 from lal_allennlp.decoding.cky_reference import cky_decode_reference  # noqa: E402
+from timing import load_average, timed  # noqa: E402  (benchmarks/timing.py)
 
 BENEPAR_SENTS_PER_S_AT_40 = 540.0  # quoted from the notes (benepar 0.2 batched torch decoder)
 
@@ -104,20 +104,6 @@ def reference_decode(label_scores: np.ndarray, lengths: np.ndarray):
     return [r[0] for r in results], np.array([r[1] for r in results])
 
 
-def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def timed(fn: Callable[[], object], repeats: int) -> float:
-    """Median wall time of ``repeats`` calls (the caller has already warmed ``fn`` up)."""
-    times: List[float] = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -132,7 +118,7 @@ def main() -> None:
     all_threads = max(1, min(args.threads, numba.config.NUMBA_NUM_THREADS))
     thread_counts = sorted({1, all_threads})
 
-    load_before = _load()
+    load_before = load_average()
     # Compile (or load from the on-disk cache) once, and report how long that took.
     tiny = np.random.default_rng(0).standard_normal((2, 4, 4, args.labels)).astype(np.float32)
     tiny_lengths = np.array([3, 2])
@@ -195,7 +181,7 @@ def main() -> None:
     for threads, rate in sorted(fast_at_40.items()):
         ratio = rate / BENEPAR_SENTS_PER_S_AT_40
         print(f"fast / benepar at 40 words, {threads} thread(s): {ratio:.1f}x")
-    print(f"load average before / after: {load_before} / {_load()} (shared machine: noisy)")
+    print(f"load average before / after: {load_before} / {load_average()} (shared machine: noisy)")
 
 
 if __name__ == "__main__":

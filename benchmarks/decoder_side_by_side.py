@@ -43,6 +43,9 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from timing import growth_exponent, load_average  # noqa: E402  (benchmarks/timing.py)
+
 WORKER = os.path.join(HERE, "decoder_worker.py")
 DEFAULT_PEERS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "peers")
 NAMES = {"ours": "ours (numba CKY)", "benepar": "benepar 0.2 (torch-struct)", "supar": "SuPar CKY"}
@@ -79,11 +82,6 @@ def check_tree(spans: Sequence[Sequence[int]], length: int) -> Optional[str]:
             return f"spans {stack[-1]} and ({i}, {j}) cross"
         stack.append((i, j))
     return None
-
-
-def growth_exponent(lengths: Sequence[int], times: Sequence[float]) -> float:
-    """Least-squares slope of log(time) over log(length)."""
-    return float(np.polyfit(np.log(lengths), np.log(times), 1)[0])
 
 
 def run_worker(
@@ -216,7 +214,7 @@ def format_report(args, results, problems: List[str], ties: Dict[str, int]) -> s
         "# Chart decoders side by side",
         "",
         f"{datetime.date.today().isoformat()}, {machine()}, load average "
-        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at the end.",
+        f"{load_average()} at the end.",
         "",
         "```bash",
         "python benchmarks/decoder_side_by_side.py " + " ".join(sys.argv[1:]),

@@ -23,7 +23,7 @@ import argparse
 import os
 import sys
 import time
-from typing import Callable, Dict, List, Tuple
+from typing import Dict, List, Tuple
 
 import numba
 import numpy as np
@@ -32,22 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from lal_allennlp.decoding.cky import cky_decode  # noqa: E402
 from lal_allennlp.decoding.joint_span import joint_span_decode  # noqa: E402
-
-
-def timed(fn: Callable[[], object], repeats: int) -> float:
-    """Median wall time of ``repeats`` calls (the caller has already warmed ``fn`` up)."""
-    times: List[float] = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
-
-
-def growth_exponent(lengths: List[int], seconds_per_sentence: List[float]) -> float:
-    """Slope of log(time) against log(length), least squares."""
-    slope, _ = np.polyfit(np.log(lengths), np.log(seconds_per_sentence), 1)
-    return float(slope)
+from timing import growth_exponent, timed  # noqa: E402  (benchmarks/timing.py)
 
 
 def main() -> None:
