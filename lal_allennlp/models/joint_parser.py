@@ -82,9 +82,8 @@ class JointSpanParser(SpanConstituencyParser):
     vocab : `Vocabulary`
         Needs `span_labels` (the joint span labels, `<H>` among them), `dependency_labels`
         and, when tags are predicted or punctuation is left out of UAS/LAS, `pos_tags`.
-    text_field_embedder, encoder, span_hidden_dim, span_partitions, dropout,
-    predict_pos_tags, pos_tag_loss_weight :
-        As for `lal_span_parser`.
+    text_field_embedder : `TextFieldEmbedder`
+    encoder : `Seq2SeqEncoder`
     arc_dim : `int`, optional (default = `256`)
         Output size of the dependent and head MLPs of the arc scorer (Dozat & Manning: 500).
     dependency_label_dim : `int`, optional (default = `100`)
@@ -97,6 +96,10 @@ class JointSpanParser(SpanConstituencyParser):
     punctuation_tags : `Sequence[str]`, optional (default = `` `` '' , . : ``)
         Gold POS tags of the words left out of UAS/LAS (e.g. `["PU"]` for the CTB).
     initializer : `InitializerApplicator`, optional (default = `InitializerApplicator()`)
+        Applied once every layer, the span parser's included, exists.
+    **kwargs
+        The other parameters of `lal_span_parser` (`span_hidden_dim`, `span_partitions`,
+        `dropout` (also used in the dependency MLPs), `predict_pos_tags`, `evalb_preset`, ...).
     """
 
     def __init__(
@@ -104,11 +107,6 @@ class JointSpanParser(SpanConstituencyParser):
         vocab: Vocabulary,
         text_field_embedder: TextFieldEmbedder,
         encoder: Seq2SeqEncoder,
-        span_hidden_dim: int = 250,
-        span_partitions: Optional[int] = None,
-        dropout: float = 0.2,
-        predict_pos_tags: bool = True,
-        pos_tag_loss_weight: float = 1.0,
         arc_dim: int = 256,
         dependency_label_dim: int = 100,
         span_weight: float = 0.5,
@@ -117,20 +115,11 @@ class JointSpanParser(SpanConstituencyParser):
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs: Any,
     ) -> None:
-        super().__init__(
-            vocab,
-            text_field_embedder,
-            encoder,
-            span_hidden_dim=span_hidden_dim,
-            span_partitions=span_partitions,
-            dropout=dropout,
-            predict_pos_tags=predict_pos_tags,
-            pos_tag_loss_weight=pos_tag_loss_weight,
-            **kwargs,
-        )
+        super().__init__(vocab, text_field_embedder, encoder, **kwargs)
         if not 0.0 <= span_weight <= 1.0:
             raise ValueError(f"span_weight (lambda) must be in [0, 1], not {span_weight}")
         encoder_dim = encoder.get_output_dim()
+        dropout = self.dropout.p
         self.arc_dependent = _MLP(encoder_dim, arc_dim, dropout)
         self.arc_head = _MLP(encoder_dim, arc_dim, dropout)
         # d^T W h + U^T d + V^T h + b: the input biases add the linear terms and the bias.
