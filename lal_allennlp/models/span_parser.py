@@ -6,8 +6,10 @@ Klein (2018), "Constituency Parsing with a Self-Attentive Encoder", sec. 2.
 text field embedder -> [START] words [STOP] -> any `Seq2SeqEncoder` -> fencepost span
 features -> span label scores (empty label fixed at 0) -> CKY. Training minimises the
 structured hinge loss `max(0, max_T [s(T) + Hamming(T, T*)] - s(T*))`, the inner max found by
-cost-augmented CKY. An optional POS-tagging head is trained jointly, so raw text needs no
-external tagger.
+cost-augmented CKY (`span_loss: "hinge"`, the papers' objective), or the negative
+log-likelihood of the gold tree under a CRF over labelled binary trees, `log Z - s(T*)`
+(`span_loss: "crf"`, as Zhang et al. 2020; `modules/tree_crf.py`); decoding is the same CKY.
+An optional POS-tagging head is trained jointly, so raw text needs no external tagger.
 """
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -33,6 +35,7 @@ from lal_allennlp.modules import (
     SpanLabelScorer,
     fencepost_features,
     span_indices,
+    tree_log_partition,
 )
 
 
@@ -65,6 +68,10 @@ class SpanConstituencyParser(Model):
         use its tags in the output trees. If `False`, output trees use the tags given with
         the input, or `UNK` when there are none.
     pos_tag_loss_weight : `float`, optional (default = `1.0`)
+    span_loss : `str`, optional (default = `"hinge"`)
+        `"hinge"`: the structured margin loss of Stern et al. (2017) and Kitaev & Klein (2018),
+        as in the papers. `"crf"`: the tree CRF's negative log-likelihood (dense gradients on
+        every span and label; it learns faster on small budgets).
     evalb_preset : `str`, optional (default = `"collins"`)
         EVALB parameters of the validation metric (`lal_evalb`'s presets: `"collins"`, `"nk"`,
         `"ctb_punctuation"`).
@@ -83,6 +90,7 @@ class SpanConstituencyParser(Model):
         dropout: float = 0.2,
         predict_pos_tags: bool = True,
         pos_tag_loss_weight: float = 1.0,
+        span_loss: str = "hinge",
         evalb_preset: str = "collins",
         evalb_parameter_file: Optional[str] = None,
         initializer: InitializerApplicator = InitializerApplicator(),
@@ -105,6 +113,11 @@ class SpanConstituencyParser(Model):
                 f"2 * span_partitions = {2 * span_partitions}."
             )
         self.span_partitions = span_partitions
+        if span_loss not in ("hinge", "crf"):
+            raise ConfigurationError(
+                f'span_loss must be "hinge" or "crf", got "{span_loss}".'
+            )
+        self.span_loss = span_loss
         self.boundaries = SentenceBoundaries(text_field_embedder.get_output_dim())
         self.dropout = torch.nn.Dropout(dropout)
         self.num_span_labels = vocab.get_vocab_size("span_labels")
@@ -219,14 +232,17 @@ class SpanConstituencyParser(Model):
         gold_span_labels: Optional[torch.LongTensor],
     ) -> Optional[torch.Tensor]:
         """
-        The hinge loss of the spans (if gold spans are given) plus the weighted POS tag loss
+        The span loss (`span_loss`; if gold spans are given) plus the weighted POS tag loss
         (if tags are predicted and gold tags given); sets `output["pos_tag_ids"]`. `None` if
         there is nothing to learn from.
         """
         loss: Optional[torch.Tensor] = None
         if gold_spans is not None and gold_span_labels is not None:
             gold_chart = self._gold_chart(gold_spans, gold_span_labels, mask.size(1))
-            loss = self._hinge_loss(chart, chart_np, lengths_np, gold_chart)
+            if self.span_loss == "crf":
+                loss = self._crf_loss(chart, mask.sum(dim=1), gold_chart)
+            else:
+                loss = self._hinge_loss(chart, chart_np, lengths_np, gold_chart)
         if self.predict_pos_tags:
             # shape (batch_size, max_length, num_pos_tags)
             tag_logits = self.tag_projection(encoded[:, 1:-1])
@@ -306,6 +322,16 @@ class SpanConstituencyParser(Model):
         gold_rows = np.stack([b, i, j, gold[b, i, j]], axis=1)
         margin = self._tree_scores(chart, pred) + chart.new_tensor(cost)
         return torch.relu(margin - self._tree_scores(chart, gold_rows)).mean()
+
+    def _crf_loss(
+        self, chart: torch.Tensor, lengths: torch.Tensor, gold: np.ndarray
+    ) -> torch.Tensor:
+        """Mean over sentences of `log Z - s(T*)` (the empty label's score is 0, so only the
+        gold tree's labelled spans add to `s(T*)`)."""
+        b, i, j = np.nonzero(gold)
+        gold_rows = np.stack([b, i, j, gold[b, i, j]], axis=1)
+        log_partition = tree_log_partition(chart.float(), lengths)
+        return (log_partition - self._tree_scores(chart.float(), gold_rows)).mean()
 
     @staticmethod
     def _tree_scores(chart: torch.Tensor, rows: np.ndarray) -> torch.Tensor:

@@ -1,4 +1,5 @@
 """A tiny LAL parser can fit a handful of real sentences perfectly (F1 100 on them)."""
+import pytest
 import torch
 from allennlp.common import Params
 from allennlp.data import Batch, DatasetReader, Vocabulary
@@ -7,7 +8,8 @@ from allennlp.models import Model
 from tests.conftest import FIXTURES_ROOT
 
 
-def test_tiny_lal_parser_overfits_to_f1_100():
+@pytest.mark.parametrize("span_loss", ["hinge", "crf"])
+def test_tiny_lal_parser_overfits_to_f1_100(span_loss):
     torch.manual_seed(0)
     reader = DatasetReader.from_params(Params({"type": "lal_ptb"}))
     instances = [
@@ -38,6 +40,7 @@ def test_tiny_lal_parser_overfits_to_f1_100():
                 },
                 "span_hidden_dim": 64,
                 "dropout": 0.0,
+                "span_loss": span_loss,
             }
         ),
     )

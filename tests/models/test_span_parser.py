@@ -1,11 +1,13 @@
 import numpy as np
 import pytest
 import torch
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch
 
 from lal_allennlp.data.trees import tree_to_spans
 from lal_allennlp.decoding import cky_decode
+from lal_allennlp.modules import tree_log_partition
 from tests.conftest import FIXTURES_ROOT
 
 CONFIG = FIXTURES_ROOT / "span_parser" / "experiment.jsonnet"
@@ -18,6 +20,65 @@ class TestSpanConstituencyParser(ModelTestCase):
 
     def test_train_save_load_and_batch_consistency(self):
         self.ensure_model_can_train_save_and_load(CONFIG)
+
+    def test_crf_loss_trains_saves_and_loads(self):
+        self.ensure_model_can_train_save_and_load(CONFIG, overrides='{"model.span_loss": "crf"}')
+
+    def test_crf_loss_is_log_partition_minus_gold_tree_score(self):
+        batch = Batch(self.instances[:4])
+        batch.index_instances(self.vocab)
+        tensors = batch.as_tensor_dict()
+        max_length = tensors["tokens"]["tokens"]["tokens"].size(1)
+        gold = self.model._gold_chart(
+            tensors["gold_spans"], tensors["gold_span_labels"], max_length
+        )
+        lengths = torch.tensor([len(i["metadata"]["words"]) for i in self.instances[:4]])
+        torch.manual_seed(0)
+        chart = torch.randn(gold.shape + (self.model.num_span_labels + 1,))
+        chart[..., 0] = 0.0
+        gold_scores = []
+        for b, instance in enumerate(self.instances[:4]):
+            _, _, spans = tree_to_spans(instance["metadata"]["gold_tree"])
+            gold_scores.append(
+                sum(
+                    chart[b, i, j, self.vocab.get_token_index(label, "span_labels") + 1].item()
+                    for i, j, label in spans
+                )
+            )
+        expected = (tree_log_partition(chart, lengths) - torch.tensor(gold_scores)).mean()
+        loss = self.model._crf_loss(chart, lengths, gold)
+        assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+        assert loss.item() > 0
+        # Gold labels at +40, every other non-empty label at -40: the mass is shared by the
+        # binarisations of the gold tree (their extra spans are empty, score 0), so the loss
+        # is log(number of binarisations), a product of Catalan numbers over the nodes.
+        chart[..., 1:] = -40.0
+        b, i, j = np.nonzero(gold)
+        chart[b, i, j, gold[b, i, j]] = 40.0
+        catalan = [1, 1, 2, 5, 14, 42, 132, 429, 1430, 4862, 16796, 58786, 208012]
+        log_counts = []
+        for b, instance in enumerate(self.instances[:4]):
+            n = len(instance["metadata"]["words"])
+            _, _, spans = tree_to_spans(instance["metadata"]["gold_tree"])
+            nodes = {(i, j) for i, j, _ in spans} | {(0, n)} | {(i, i + 1) for i in range(n)}
+            count = 1
+            for i, j in nodes:
+                inside = [(a, c) for a, c in nodes if i <= a < c <= j and (a, c) != (i, j)]
+                children = [
+                    (a, c) for a, c in inside
+                    if not any(x <= a < c <= y and (x, y) != (a, c) for x, y in inside)
+                ]
+                if children:
+                    count *= catalan[len(children) - 1]
+            log_counts.append(np.log(count))
+        loss = self.model._crf_loss(chart, lengths, gold).item()
+        assert loss == pytest.approx(np.mean(log_counts), abs=1e-4)
+
+    def test_unknown_span_loss_is_refused(self):
+        with pytest.raises(ConfigurationError, match='span_loss must be "hinge" or "crf"'):
+            type(self.model)(
+                self.vocab, self.model.text_field_embedder, self.model.encoder, span_loss="mse"
+            )
 
     def test_output_trees_cover_the_words_and_use_vocabulary_labels(self):
         self.model.eval()
