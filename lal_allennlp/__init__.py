@@ -11,5 +11,9 @@ from lal_allennlp._compat import apply_shims
 
 apply_shims()
 
+from lal_allennlp._compat.transformer_cache import key_transformer_cache_by_arguments  # noqa: E402
+
+key_transformer_cache_by_arguments()
+
 from lal_allennlp import data, decoding, metrics, modules, models  # noqa: E402
 from lal_allennlp import predictors  # noqa: E402  (installed from the top-level predictors/)

@@ -1,0 +1,49 @@
+"""
+AllenNLP 2.10.1 caches pretrained transformers (`allennlp.common.cached_transformers.get`)
+under a key of the model name and weight overrides only; the keyword arguments that change
+the model's configuration (`transformer_kwargs` of the pretrained-transformer embedders, e.g.
+`{"num_hidden_layers": 4}` to keep the first four layers) are not part of the key. A second
+embedder of the same model with other arguments in the same process then silently gets the
+first one's model (and the other way round). This keeps one cache per set of arguments.
+"""
+from typing import Any, Dict, Optional
+
+from allennlp.common import cached_transformers
+
+_caches_by_arguments: Dict[str, dict] = {}
+
+
+def key_transformer_cache_by_arguments() -> None:
+    """Patch `cached_transformers.get` once; calls without extra arguments are unchanged."""
+    original = cached_transformers.get
+    if getattr(original, "_lal_allennlp_patched", False):
+        return
+
+    def get(
+        model_name: str,
+        make_copy: bool,
+        override_weights_file: Optional[str] = None,
+        override_weights_strip_prefix: Optional[str] = None,
+        reinit_modules: Any = None,
+        load_weights: bool = True,
+        **kwargs: Any,
+    ) -> Any:
+        arguments = dict(
+            override_weights_file=override_weights_file,
+            override_weights_strip_prefix=override_weights_strip_prefix,
+            reinit_modules=reinit_modules,
+            load_weights=load_weights,
+        )
+        if not kwargs:
+            return original(model_name, make_copy, **arguments)
+        shared_cache = cached_transformers._model_cache
+        key = repr(sorted(kwargs.items()))
+        cached_transformers._model_cache = _caches_by_arguments.setdefault(key, {})
+        try:
+            return original(model_name, make_copy, **arguments, **kwargs)
+        finally:
+            cached_transformers._model_cache = shared_cache
+
+    get._lal_allennlp_patched = True  # type: ignore[attr-defined]
+    get.__doc__ = original.__doc__
+    cached_transformers.get = get
