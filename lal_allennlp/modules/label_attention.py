@@ -223,15 +223,31 @@ class LabelAttentionLayer(Seq2SeqEncoder):
         """
         mask = mask.bool()
         batch_size, sequence_length, _ = inputs.shape
-        # shape (batch_size, num_heads, num_queries, sequence_length)
-        logits = self.attention_logits(inputs)
+        if self.query_vectors:
+            # The same attention and context vectors without any per-word keys or values:
+            # q_i . (W_i^K x) = x . (W_i^K^T q_i), one column per head, and
+            # sum_t a_it W_i^V x_t = W_i^V (sum_t a_it x_t). Per word this costs
+            # input_dim * num_heads instead of 2 * input_dim * num_heads * d_kv.
+            # shape (batch_size, num_heads, 1, sequence_length)
+            logits = (
+                torch.matmul(inputs, self.key.contract(self.query)) / math.sqrt(self.d_kv)
+            ).transpose(1, 2).unsqueeze(2)
+        else:
+            # shape (batch_size, num_heads, sequence_length, sequence_length)
+            logits = self.attention_logits(inputs)
         logits = logits.masked_fill(~mask[:, None, None, :], torch.finfo(logits.dtype).min)
         probabilities = torch.softmax(logits, dim=-1)
         self.last_attention = (
             probabilities.squeeze(2) if self.query_vectors else probabilities
         ).detach()
-        # shape (batch_size, num_heads, num_queries, d_kv)
-        context = torch.matmul(self.dropout(probabilities), self.value(inputs))
+        if self.query_vectors:
+            # shape (batch_size, num_heads, input_dim): each head's attention-weighted input
+            pooled = torch.matmul(self.dropout(probabilities).squeeze(2), inputs)
+            # shape (batch_size, num_heads, 1, d_kv)
+            context = self.value.per_head(pooled).unsqueeze(2)
+        else:
+            # shape (batch_size, num_heads, sequence_length, d_kv)
+            context = torch.matmul(self.dropout(probabilities), self.value(inputs))
 
         if self.concatenate_heads:
             # Per head: LayerNorm(W_reduce (x + dropout(W_context c_i))). W_reduce is linear and

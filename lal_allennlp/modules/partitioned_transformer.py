@@ -109,6 +109,35 @@ class HeadwiseProjection(torch.nn.Module):
         # Xavier-normal for each head's (fan_in, fan_out) matrix.
         return torch.randn(num_heads, fan_in, fan_out) * math.sqrt(2.0 / (fan_in + fan_out))
 
+    def per_head(self, inputs: torch.Tensor) -> torch.Tensor:
+        """Head `h`'s map applied to `inputs[:, h]` only: `(batch_size, num_heads, input_dim)`
+        to `(batch_size, num_heads, output_dim)`."""
+        if not self.partitioned:
+            return torch.einsum("bhf,hfa->bha", inputs, self.weight)
+        content, position = inputs.chunk(2, dim=-1)
+        return torch.cat(
+            [
+                torch.einsum("bhf,hfa->bha", content, self.weight_content),
+                torch.einsum("bhf,hfa->bha", position, self.weight_position),
+            ],
+            dim=-1,
+        )
+
+    def contract(self, vectors: torch.Tensor) -> torch.Tensor:
+        """`W_h v_h` for one vector per head, `(num_heads, output_dim)`, as an
+        `(input_dim, num_heads)` matrix: `x . (W_h v_h)` is `(W_h^T x) . v_h`, the head's
+        projection of `x` dotted with `v_h`, for all heads in one product with `x`."""
+        if not self.partitioned:
+            return torch.einsum("hfa,ha->fh", self.weight, vectors)
+        content, position = vectors.chunk(2, dim=-1)
+        return torch.cat(
+            [
+                torch.einsum("hfa,ha->fh", self.weight_content, content),
+                torch.einsum("hfa,ha->fh", self.weight_position, position),
+            ],
+            dim=0,
+        )
+
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         if not self.partitioned:
             return torch.einsum("btf,hfa->bhta", inputs, self.weight)

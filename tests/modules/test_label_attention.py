@@ -146,6 +146,34 @@ def test_matches_a_per_head_reference_computation():
         assert torch.allclose(layer.last_attention[0, head], weights, atol=1e-6)
 
 
+@pytest.mark.parametrize("partitioned", [True, False])
+@pytest.mark.parametrize("concatenate_heads", [True, False])
+def test_query_vectors_without_per_word_keys_equal_the_explicit_keys_and_values(
+    partitioned, concatenate_heads
+):
+    """With query vectors the layer never builds per-word keys or values (it contracts the
+    query with the key matrix and pools the words before the value matrix); the result must
+    equal attention over explicit keys `K_i = W_i^K X` and values `V_i = W_i^V X`."""
+    layer = make_layer((True, concatenate_heads, False, partitioned))
+    layer.eval()
+    inputs, mask = batch([5, 3])
+    output = layer(inputs, mask)
+    logits = layer.attention_logits(inputs)  # explicit keys
+    logits = logits.masked_fill(~mask[:, None, None, :], torch.finfo(logits.dtype).min)
+    probabilities = torch.softmax(logits, dim=-1)
+    assert torch.allclose(layer.last_attention, probabilities.squeeze(2), atol=1e-6)
+    # shape (batch_size, num_heads, 1, d_kv)
+    context = torch.matmul(probabilities, layer.value(inputs))  # explicit values
+    if concatenate_heads:
+        projected = layer.reduce(layer._project_context(context))
+        per_head = layer.reduce(inputs).unsqueeze(1) + projected
+        expected = layer.layer_norm(per_head).transpose(1, 2).flatten(2)
+    else:
+        combined = layer._project_context(context.transpose(1, 2).flatten(-2))
+        expected = layer.layer_norm(inputs + combined)
+    assert torch.allclose(output, expected * mask.unsqueeze(-1), atol=1e-5)
+
+
 def test_without_feed_forward_each_slice_depends_only_on_its_head():
     """Changing head 1's key matrix changes only head 1's slice of the output (Figure 4)."""
     layer = make_layer((True, True, False, True))
