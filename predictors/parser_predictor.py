@@ -95,11 +95,15 @@ class ParserPredictor(Predictor):
         for key in DEPENDENCY_KEYS:
             if key in output:
                 result[key] = output[key]
+        result = sanitize(result)
         if explain:
+            # Already plain lists of Python floats (`tolist()` in the model), so they skip
+            # `sanitize`, whose element-by-element walk over 112 x n numbers per sentence
+            # was most of the cost of explanations.
             for key in ("label_attention", "span_contributions", "explanation_note"):
                 if key in output:
                     result[key] = output[key]
-        return sanitize(result)
+        return result
 
 
 @Predictor.register("lal_conllu")

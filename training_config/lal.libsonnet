@@ -35,13 +35,15 @@ local span = import 'span_parser.libsonnet';
     },
   },
   // `last_layer_only=false`: a learned scalar mix of all the transformer's layers.
-  transformer_embedder(model_name, train=true, last_layer_only=true):: {
+  // `layers=k`: keep only the transformer's first k layers (less compute per word).
+  transformer_embedder(model_name, train=true, last_layer_only=true, layers=null):: {
     token_embedders: {
       tokens: {
         type: 'pretrained_transformer_mismatched',
         model_name: model_name,
         train_parameters: train,
         [if !last_layer_only then 'last_layer_only']: false,
+        [if layers != null then 'transformer_kwargs']: { num_hidden_layers: layers },
       },
     },
   },
@@ -108,13 +110,15 @@ local span = import 'span_parser.libsonnet';
     },
   },
 
-  parser(embedder, encoder, span_hidden_dim=250, dropout=0.2):: {
+  // span_loss: 'hinge' (the papers' margin loss) or 'crf' (tree CRF likelihood).
+  parser(embedder, encoder, span_hidden_dim=250, dropout=0.2, span_loss='hinge'):: {
     type: 'lal_span_parser',
     text_field_embedder: embedder,
     encoder: encoder,
     span_hidden_dim: span_hidden_dim,
     dropout: dropout,
     predict_pos_tags: true,
+    span_loss: span_loss,
   },
 
   // The LAL parser as published: the joint span (HPSG) parser of Zhou & Zhao (2019) on the
