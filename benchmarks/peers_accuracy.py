@@ -83,7 +83,7 @@ MAX_TRAIN_LENGTH = 100  # the `max_length` of our CPU configs
 
 OURS = {
     "span": ("training_config/span_parser_minilm_cpu.jsonnet", "span parser (MiniLM + BiLSTM)"),
-    "lal": ("training_config/lal_minilm_cpu.jsonnet", "LAL stack (MiniLM + 2 PSA + LAL)"),
+    "lal": ("training_config/lal_minilm_cpu.jsonnet", "LAL parser (MiniLM 4 layers + LAL, CRF loss)"),
     "joint": ("training_config/joint_minilm_cpu.jsonnet", "joint span parser (MiniLM + BiLSTM)"),
 }
 NAMES = {

@@ -1,8 +1,9 @@
 // The plain partitioned (factored) transformer of Kitaev & Klein (2018) in the small CPU
 // setting of `lal_minilm_cpu.jsonnet`, for the LAL paper's comparison on the same budget:
-// MiniLM-L6 (fine-tuned, scalar mix of its layers) -> 2 partitioned self-attention layers
+// MiniLM-L6 (first 4 layers, fine-tuned, scalar mix) -> 2 partitioned self-attention layers
 // (d_model 256, 8 heads, d_kv 32, d_ff 512) -> span features -> label MLP -> CKY. Same inputs,
-// layers, optimiser and epochs as the LAL config, without the label attention layer.
+// loss (tree CRF), optimiser, learning rates and epochs as the LAL config; the label attention
+// layer replaced by Kitaev & Klein's encoder.
 //   TRAIN_PATH, DEV_PATH  e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
 //   MINILM_DIR            the MiniLM model directory (`make minilm-dir` prints it)
 local lal = import 'lal.libsonnet';
@@ -14,11 +15,14 @@ lal.cpu_training(
   lal.ptb_reader(model_name, max_length=100),
   lal.ptb_reader(model_name),
   lal.parser(
-    lal.transformer_embedder(model_name, last_layer_only=false),
+    lal.transformer_embedder(model_name, last_layer_only=false, layers=4),
     { type: 'partitioned_transformer' }
     + lal.partitioned_transformer(384, d_model=256, layers=2, heads=8, d_kv=32, d_ff=512),
     span_hidden_dim=250,
     dropout=0.2,
+    span_loss='crf',
   ),
   batch_size=16,
+  epochs=4,
+  transformer_lr=3e-4,
 )

@@ -1,4 +1,5 @@
 """Every file in training_config/ builds on fixture data and runs a forward pass."""
+import re
 from pathlib import Path
 
 import pytest
@@ -59,4 +60,11 @@ def test_config_builds_and_runs_forward(config: Path):
     batch.index_instances(vocab)
     output = model(**batch.as_tensor_dict())
     assert output["loss"].requires_grad
-    assert params.pop("trainer")["validation_metric"] == "+evalb_f1"
+    trainer = params.pop("trainer").as_dict()
+    assert trainer["validation_metric"] == "+evalb_f1"
+    # Every parameter group of the optimiser names parameters that exist (a regex matching
+    # nothing would silently train those weights at the default learning rate).
+    names = [name for name, _ in model.named_parameters()]
+    for regexes, _ in trainer.get("optimizer", {}).get("parameter_groups", []):
+        for regex in regexes:
+            assert any(re.search(regex, name) for name in names), f"{regex} matches nothing"
