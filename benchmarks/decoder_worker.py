@@ -14,7 +14,7 @@ the resident memory before the calls) and the labelled non-empty spans ``[i, j, 
 timed, up to its own output (our span arrays, benepar's label charts, SuPar's labelled span
 lists); turning that into span lists is not.
 
-    python benchmarks/decoder_worker.py {ours,benepar,supar} CHARTS.npy OUT.json \
+    python benchmarks/decoder_worker.py {ours,ours-joint,benepar,supar} CHARTS.npy OUT.json \
         [--repeats 3] [--min-time 1.0] [--threads 1]
 """
 
@@ -63,6 +63,30 @@ def _ours(scores: np.ndarray, threads: int) -> Decoder:
 
     def decode() -> List[np.ndarray]:
         return cky_decode(scores, lengths)[0]
+
+    def convert(spans: List[np.ndarray]) -> Spans:
+        return [[(i, j, l) for i, j, l in s.tolist() if l != 0] for s in spans]
+
+    return decode, convert
+
+
+def _ours_joint(scores: np.ndarray, threads: int) -> Decoder:
+    """Our joint span (HPSG) decoder on the same span charts plus seeded random arc scores:
+    it decodes a constituency tree and dependency heads together (label 1 plays `<H>`), a
+    larger problem than the peers' CKY; timed for comparison, its trees are not expected to
+    score what the CKY trees score."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import numba
+
+    from lal_allennlp.decoding.joint_span import joint_span_decode
+
+    numba.set_num_threads(threads)
+    batch, fences = scores.shape[:2]
+    lengths = np.full(batch, fences - 1, dtype=np.int64)
+    arcs = np.random.default_rng(0).standard_normal((batch, fences, fences)).astype(np.float32)
+
+    def decode() -> List[np.ndarray]:
+        return joint_span_decode(scores, arcs, lengths)[0]
 
     def convert(spans: List[np.ndarray]) -> Spans:
         return [[(i, j, l) for i, j, l in s.tolist() if l != 0] for s in spans]
@@ -124,6 +148,7 @@ def _supar(scores: np.ndarray, threads: int) -> Decoder:
 
 DECODERS: Dict[str, Callable[[np.ndarray, int], Decoder]] = {
     "ours": _ours,
+    "ours-joint": _ours_joint,
     "benepar": _benepar,
     "supar": _supar,
 }

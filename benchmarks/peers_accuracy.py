@@ -206,7 +206,8 @@ def reused_allennlp(run_dir: str) -> Dict:
     hours, minutes, seconds = (float(x) for x in metrics["training_duration"].split(":"))
     return {
         "train_seconds": hours * 3600 + minutes * 60 + seconds,
-        "epochs": metrics.get("training_epochs", -1) + 1,
+        # allennlp's metrics.json: `epoch` is the last epoch run (0-based)
+        "epochs": metrics.get("training_epochs", metrics.get("epoch", -1)) + 1,
         "model": os.path.join(run_dir, "model.tar.gz"),
         "reused": run_dir,
         "best_epoch": metrics.get("best_epoch"),
@@ -464,7 +465,10 @@ def main() -> None:
         previous = os.path.join(out_dir, "result.json")
         if args.resume and os.path.exists(previous):
             with open(previous) as result_file:
-                rows.append(dict(json.load(result_file), resumed=True))
+                row = dict(json.load(result_file), resumed=True)
+            if row.get("reused"):  # training figures come from the run's metrics.json
+                row.update(reused_allennlp(row["reused"]))
+            rows.append(row)
             print(f"{system}: kept the row of {previous}", flush=True)
             continue
         if system in reuse:
@@ -489,7 +493,11 @@ def main() -> None:
                 f"{system}: our EVALB and the C EVALB disagree on {scored['prediction']} "
                 f"(see {out_dir}/evalb.py.txt and evalb.c.txt)"
             )
-    print(format_table(rows, data, args, command))
+    table = format_table(rows, data, args, command)
+    if args.table:
+        with open(args.table, "w") as table_file:
+            table_file.write(table)
+    print(table)
 
 
 if __name__ == "__main__":
