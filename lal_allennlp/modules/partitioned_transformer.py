@@ -112,16 +112,7 @@ class HeadwiseProjection(torch.nn.Module):
     def per_head(self, inputs: torch.Tensor) -> torch.Tensor:
         """Head `h`'s map applied to `inputs[:, h]` only: `(batch_size, num_heads, input_dim)`
         to `(batch_size, num_heads, output_dim)`."""
-        if not self.partitioned:
-            return torch.einsum("bhf,hfa->bha", inputs, self.weight)
-        content, position = inputs.chunk(2, dim=-1)
-        return torch.cat(
-            [
-                torch.einsum("bhf,hfa->bha", content, self.weight_content),
-                torch.einsum("bhf,hfa->bha", position, self.weight_position),
-            ],
-            dim=-1,
-        )
+        return self._apply("bhf,hfa->bha", inputs)
 
     def contract(self, vectors: torch.Tensor) -> torch.Tensor:
         """`W_h v_h` for one vector per head, `(num_heads, output_dim)`, as an
@@ -139,14 +130,18 @@ class HeadwiseProjection(torch.nn.Module):
         )
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
-        if not self.partitioned:
-            return torch.einsum("btf,hfa->bhta", inputs, self.weight)
-        content, position = inputs.chunk(2, dim=-1)
         # shape (batch_size, num_heads, sequence_length, output_dim)
+        return self._apply("btf,hfa->bhta", inputs)
+
+    def _apply(self, equation: str, inputs: torch.Tensor) -> torch.Tensor:
+        """`einsum(equation, inputs, weight)`, per half (then concatenated) when partitioned."""
+        if not self.partitioned:
+            return torch.einsum(equation, inputs, self.weight)
+        content, position = inputs.chunk(2, dim=-1)
         return torch.cat(
             [
-                torch.einsum("btf,hfa->bhta", content, self.weight_content),
-                torch.einsum("btf,hfa->bhta", position, self.weight_position),
+                torch.einsum(equation, content, self.weight_content),
+                torch.einsum(equation, position, self.weight_position),
             ],
             dim=-1,
         )

@@ -18,6 +18,15 @@ class TestSpanConstituencyParser(ModelTestCase):
         super().setup_method()
         self.set_up_model(CONFIG, FIXTURES_ROOT / "ptb" / "train")
 
+    def _gold_chart_of_first(self, count: int) -> np.ndarray:
+        batch = Batch(self.instances[:count])
+        batch.index_instances(self.vocab)
+        tensors = batch.as_tensor_dict()
+        max_length = tensors["tokens"]["tokens"]["tokens"].size(1)
+        return self.model._gold_chart(
+            tensors["gold_spans"], tensors["gold_span_labels"], max_length
+        )
+
     def test_train_save_load_and_batch_consistency(self):
         self.ensure_model_can_train_save_and_load(CONFIG)
 
@@ -25,13 +34,7 @@ class TestSpanConstituencyParser(ModelTestCase):
         self.ensure_model_can_train_save_and_load(CONFIG, overrides='{"model.span_loss": "crf"}')
 
     def test_crf_loss_is_log_partition_minus_gold_tree_score(self):
-        batch = Batch(self.instances[:4])
-        batch.index_instances(self.vocab)
-        tensors = batch.as_tensor_dict()
-        max_length = tensors["tokens"]["tokens"]["tokens"].size(1)
-        gold = self.model._gold_chart(
-            tensors["gold_spans"], tensors["gold_span_labels"], max_length
-        )
+        gold = self._gold_chart_of_first(4)
         lengths = torch.tensor([len(i["metadata"]["words"]) for i in self.instances[:4]])
         torch.manual_seed(0)
         chart = torch.randn(gold.shape + (self.model.num_span_labels + 1,))
@@ -94,13 +97,7 @@ class TestSpanConstituencyParser(ModelTestCase):
                 assert label in labels
 
     def test_hinge_loss_is_zero_when_gold_wins_by_the_margin_and_positive_otherwise(self):
-        batch = Batch(self.instances[:4])
-        batch.index_instances(self.vocab)
-        tensors = batch.as_tensor_dict()
-        max_length = tensors["tokens"]["tokens"]["tokens"].size(1)
-        gold = self.model._gold_chart(
-            tensors["gold_spans"], tensors["gold_span_labels"], max_length
-        )
+        gold = self._gold_chart_of_first(4)
         lengths = np.array([len(i["metadata"]["words"]) for i in self.instances[:4]])
         # Gold (span, label) pairs score +10, every other non-empty label -2 (the empty label
         # is fixed at 0): with a Hamming cost of 1, no tree beats the gold one, so the loss is 0.
