@@ -112,7 +112,7 @@ class HeadwiseProjection(torch.nn.Module):
     def per_head(self, inputs: torch.Tensor) -> torch.Tensor:
         """Head `h`'s map applied to `inputs[:, h]` only: `(batch_size, num_heads, input_dim)`
         to `(batch_size, num_heads, output_dim)`."""
-        return self._apply("bhf,hfa->bha", inputs)
+        return self._headwise("bhf,hfa->bha", inputs)
 
     def contract(self, vectors: torch.Tensor) -> torch.Tensor:
         """`W_h v_h` for one vector per head, `(num_heads, output_dim)`, as an
@@ -131,9 +131,9 @@ class HeadwiseProjection(torch.nn.Module):
 
     def forward(self, inputs: torch.Tensor) -> torch.Tensor:
         # shape (batch_size, num_heads, sequence_length, output_dim)
-        return self._apply("btf,hfa->bhta", inputs)
+        return self._headwise("btf,hfa->bhta", inputs)
 
-    def _apply(self, equation: str, inputs: torch.Tensor) -> torch.Tensor:
+    def _headwise(self, equation: str, inputs: torch.Tensor) -> torch.Tensor:
         """`einsum(equation, inputs, weight)`, per half (then concatenated) when partitioned."""
         if not self.partitioned:
             return torch.einsum(equation, inputs, self.weight)
