@@ -51,23 +51,29 @@ def _reset_peak() -> bool:
         return False
 
 
-def _ours(scores: np.ndarray, threads: int) -> Decoder:
+def _our_setup(scores: np.ndarray, threads: int) -> np.ndarray:
+    """Puts the project on the path and sets numba's threads; the (full) sentence lengths."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
     import numba
 
-    from lal_allennlp.decoding.cky import cky_decode
-
     numba.set_num_threads(threads)
     batch, fences = scores.shape[:2]
-    lengths = np.full(batch, fences - 1, dtype=np.int64)
+    return np.full(batch, fences - 1, dtype=np.int64)
+
+
+def _our_spans(spans: List[np.ndarray]) -> Spans:
+    """Our decoders' (i, j, label) rows, the non-empty ones."""
+    return [[(i, j, l) for i, j, l in s.tolist() if l != 0] for s in spans]
+
+
+def _ours(scores: np.ndarray, threads: int) -> Decoder:
+    lengths = _our_setup(scores, threads)
+    from lal_allennlp.decoding.cky import cky_decode
 
     def decode() -> List[np.ndarray]:
         return cky_decode(scores, lengths)[0]
 
-    def convert(spans: List[np.ndarray]) -> Spans:
-        return [[(i, j, l) for i, j, l in s.tolist() if l != 0] for s in spans]
-
-    return decode, convert
+    return decode, _our_spans
 
 
 def _ours_joint(scores: np.ndarray, threads: int) -> Decoder:
@@ -75,23 +81,16 @@ def _ours_joint(scores: np.ndarray, threads: int) -> Decoder:
     it decodes a constituency tree and dependency heads together (label 1 plays `<H>`), a
     larger problem than the peers' CKY; timed for comparison, its trees are not expected to
     score what the CKY trees score."""
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-    import numba
-
+    lengths = _our_setup(scores, threads)
     from lal_allennlp.decoding.joint_span import joint_span_decode
 
-    numba.set_num_threads(threads)
     batch, fences = scores.shape[:2]
-    lengths = np.full(batch, fences - 1, dtype=np.int64)
     arcs = np.random.default_rng(0).standard_normal((batch, fences, fences)).astype(np.float32)
 
     def decode() -> List[np.ndarray]:
         return joint_span_decode(scores, arcs, lengths)[0]
 
-    def convert(spans: List[np.ndarray]) -> Spans:
-        return [[(i, j, l) for i, j, l in s.tolist() if l != 0] for s in spans]
-
-    return decode, convert
+    return decode, _our_spans
 
 
 def _benepar(scores: np.ndarray, threads: int) -> Decoder:

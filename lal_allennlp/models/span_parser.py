@@ -318,20 +318,22 @@ class SpanConstituencyParser(Model):
         # The Hamming cost: predicted spans whose label is not the gold one (0 = no constituent).
         wrong = pred[:, 3] != gold[pred[:, 0], pred[:, 1], pred[:, 2]]
         cost = np.bincount(pred[:, 0], wrong, minlength=len(lengths))
-        b, i, j = np.nonzero(gold)
-        gold_rows = np.stack([b, i, j, gold[b, i, j]], axis=1)
         margin = self._tree_scores(chart, pred) + chart.new_tensor(cost)
-        return torch.relu(margin - self._tree_scores(chart, gold_rows)).mean()
+        return torch.relu(margin - self._gold_tree_scores(chart, gold)).mean()
 
     def _crf_loss(
         self, chart: torch.Tensor, lengths: torch.Tensor, gold: np.ndarray
     ) -> torch.Tensor:
         """Mean over sentences of `log Z - s(T*)` (the empty label's score is 0, so only the
         gold tree's labelled spans add to `s(T*)`)."""
+        chart = chart.float()
+        return (tree_log_partition(chart, lengths) - self._gold_tree_scores(chart, gold)).mean()
+
+    @classmethod
+    def _gold_tree_scores(cls, chart: torch.Tensor, gold: np.ndarray) -> torch.Tensor:
+        """Per sentence, the score of the gold tree: its labelled spans (`gold[b, i, j] > 0`)."""
         b, i, j = np.nonzero(gold)
-        gold_rows = np.stack([b, i, j, gold[b, i, j]], axis=1)
-        log_partition = tree_log_partition(chart.float(), lengths)
-        return (log_partition - self._tree_scores(chart.float(), gold_rows)).mean()
+        return cls._tree_scores(chart, np.stack([b, i, j, gold[b, i, j]], axis=1))
 
     @staticmethod
     def _tree_scores(chart: torch.Tensor, rows: np.ndarray) -> torch.Tensor:

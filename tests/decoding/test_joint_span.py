@@ -242,7 +242,6 @@ def test_fast_equals_cubic5_on_thousands_of_charts(dtype, integer: bool) -> None
     assert count == 1024
 
 
-
 @pytest.mark.parametrize("integer", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_fast_equals_cubic5_vector_labels_and_blocks(dtype, integer: bool) -> None:
@@ -271,6 +270,7 @@ def test_fast_equals_cubic5_vector_labels_and_blocks(dtype, integer: bool) -> No
                 _check_joint_tree(fast[0][b], fast[1][b], n, num_labels)
             count += len(lengths)
     assert count == 704
+
 
 def test_longer_sentences_and_many_labels() -> None:
     rng = np.random.default_rng(50)
