@@ -15,5 +15,9 @@ from lal_allennlp._compat.transformer_cache import key_transformer_cache_by_argu
 
 key_transformer_cache_by_arguments()
 
+from lal_allennlp._compat.word_pieces import tokenize_words_in_one_call  # noqa: E402
+
+tokenize_words_in_one_call()
+
 from lal_allennlp import data, decoding, metrics, modules, models  # noqa: E402
 from lal_allennlp import predictors  # noqa: E402  (installed from the top-level predictors/)

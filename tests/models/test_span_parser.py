@@ -52,30 +52,25 @@ class TestSpanConstituencyParser(ModelTestCase):
         loss = self.model._crf_loss(chart, lengths, gold)
         assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
         assert loss.item() > 0
-        # Gold labels at +40, every other non-empty label at -40: the mass is shared by the
-        # binarisations of the gold tree (their extra spans are empty, score 0), so the loss
-        # is log(number of binarisations), a product of Catalan numbers over the nodes.
+        # Gold labels at +40, every other non-empty label at -40: the gold tree takes all the
+        # mass (counted once, whatever its number of binarisations), so the loss is ~0; with
+        # an extra constituent at +40 instead (inside a node of 3+ children), it is ~40.
         chart[..., 1:] = -40.0
         b, i, j = np.nonzero(gold)
         chart[b, i, j, gold[b, i, j]] = 40.0
-        catalan = [1, 1, 2, 5, 14, 42, 132, 429, 1430, 4862, 16796, 58786, 208012]
-        log_counts = []
-        for b, instance in enumerate(self.instances[:4]):
-            n = len(instance["metadata"]["words"])
-            _, _, spans = tree_to_spans(instance["metadata"]["gold_tree"])
-            nodes = {(i, j) for i, j, _ in spans} | {(0, n)} | {(i, i + 1) for i in range(n)}
-            count = 1
-            for i, j in nodes:
-                inside = [(a, c) for a, c in nodes if i <= a < c <= j and (a, c) != (i, j)]
-                children = [
-                    (a, c) for a, c in inside
-                    if not any(x <= a < c <= y and (x, y) != (a, c) for x, y in inside)
-                ]
-                if children:
-                    count *= catalan[len(children) - 1]
-            log_counts.append(np.log(count))
+        assert self.model._crf_loss(chart, lengths, gold).item() == pytest.approx(0.0, abs=1e-6)
+        n = len(self.instances[0]["metadata"]["words"])
+        _, _, spans = tree_to_spans(self.instances[0]["metadata"]["gold_tree"])
+        nodes = {(i, j) for i, j, _ in spans} | {(i, i + 1) for i in range(n)}
+        children = {}
+        for a, c in nodes:
+            above = [(x, y) for x, y in nodes | {(0, n)} if x <= a < c <= y and (x, y) != (a, c)]
+            parent = min(above, key=lambda span: span[1] - span[0], default=None)
+            children.setdefault(parent, []).append((a, c))
+        parent, kids = next((p, sorted(k)) for p, k in children.items() if p and len(k) >= 3)
+        chart[0, kids[0][0], kids[1][1], 1] = 40.0  # the first two children of that node
         loss = self.model._crf_loss(chart, lengths, gold).item()
-        assert loss == pytest.approx(np.mean(log_counts), abs=1e-4)
+        assert loss * len(lengths) == pytest.approx(40.0, abs=1e-4)
 
     def test_unknown_span_loss_is_refused(self):
         with pytest.raises(ConfigurationError, match='span_loss must be "hinge" or "crf"'):

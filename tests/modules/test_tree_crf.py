@@ -1,4 +1,8 @@
-"""The tree CRF's log-partition against explicit enumeration of labelled binary trees."""
+"""
+The tree CRF's log-partition against explicit enumeration: every labelled binary tree, kept
+when it is the right-factored binarisation of its n-ary tree (no unlabelled multi-word span as
+a left child), so that each labelled n-ary tree is counted exactly once.
+"""
 import itertools
 import math
 
@@ -9,25 +13,41 @@ from lal_allennlp.modules import tree_log_partition
 
 
 def binary_trees(i, j):
-    """Every binary bracketing of fenceposts i..j, as a list of spans (all 2n - 1 of them)."""
+    """Every binary bracketing of fenceposts i..j, as (spans, the spans that are left children)."""
     if j - i == 1:
-        return [[(i, j)]]
+        return [([(i, j)], set())]
     trees = []
     for k in range(i + 1, j):
-        for left in binary_trees(i, k):
-            for right in binary_trees(k, j):
-                trees.append([(i, j)] + left + right)
+        for left, left_children in binary_trees(i, k):
+            for right, right_left_children in binary_trees(k, j):
+                trees.append(([(i, j)] + left + right, left_children | right_left_children | {(i, k)}))
     return trees
 
 
-def brute_force_log_partition(chart, length):
-    """log sum over every bracketing and every labelling of exp(sum of span-label scores)."""
-    num_labels = chart.size(-1)
-    total = 0.0
-    for spans in binary_trees(0, length):
+def labelled_trees(length, num_labels):
+    """
+    The right-factored labelled binary trees over `length` words, as lists of
+    `((i, j), label)`: multi-word spans labelled 0 are the spans a binarisation adds, and only
+    the right-factored binarisation (they are never a left child) is kept.
+    """
+    for spans, left_children in binary_trees(0, length):
         for labels in itertools.product(range(num_labels), repeat=len(spans)):
-            total += math.exp(sum(chart[i, j, l].item() for (i, j), l in zip(spans, labels)))
+            added = {(i, j) for (i, j), l in zip(spans, labels) if l == 0 and j - i > 1}
+            if not added & left_children:
+                yield list(zip(spans, labels))
+
+
+def brute_force_log_partition(chart, length):
+    """log sum over every labelled tree of exp(sum of its span-label scores)."""
+    total = 0.0
+    for tree in labelled_trees(length, chart.size(-1)):
+        total += math.exp(sum(chart[i, j, l].item() for (i, j), l in tree))
     return math.log(total)
+
+
+def n_ary_tree(tree):
+    """The labelled n-ary tree of a labelled binary tree: its words and its constituents."""
+    return frozenset(((i, j), l) for (i, j), l in tree if l > 0 or j - i == 1)
 
 
 @pytest.mark.parametrize("length", [1, 2, 3, 4])
@@ -38,13 +58,35 @@ def test_log_partition_equals_enumeration(length):
     assert log_z.item() == pytest.approx(brute_force_log_partition(chart[0], length), rel=1e-10)
 
 
-def test_number_of_trees_with_zero_scores():
-    # All scores 0, one label: Z counts the bracketings, the Catalan number C(n - 1).
-    catalan = [1, 1, 2, 5, 14, 42, 132, 429]
-    chart = torch.zeros(1, 9, 9, 1, dtype=torch.float64)
-    for n in range(1, 9):
+@pytest.mark.parametrize("length", [1, 2, 3, 4, 5])
+def test_each_labelled_tree_is_counted_once(length):
+    # All scores 0: Z is the number of distinct labelled n-ary trees (from all binary trees
+    # and labellings, duplicates removed), and the kept binarisations are exactly one each.
+    num_labels = 2
+    distinct = {
+        n_ary_tree(list(zip(spans, labels)))
+        for spans, _ in binary_trees(0, length)
+        for labels in itertools.product(range(num_labels), repeat=len(spans))
+    }
+    kept = [n_ary_tree(tree) for tree in labelled_trees(length, num_labels)]
+    assert len(kept) == len(set(kept)) == len(distinct)
+    chart = torch.zeros(1, length + 1, length + 1, num_labels, dtype=torch.float64)
+    log_z = tree_log_partition(chart, torch.tensor([length]))
+    assert math.exp(log_z.item()) == pytest.approx(len(distinct))
+
+
+def test_number_of_unlabelled_trees():
+    # One label per word (0) and one constituent label: Z counts the n-ary bracketings with
+    # every node over two or more children, the little Schroeder numbers (root included).
+    schroeder = [1, 1, 3, 11, 45, 197, 903]
+    chart = torch.full((1, 8, 8, 2), -math.inf, dtype=torch.float64)
+    chart[..., 1] = 0.0
+    for n in range(2, 8):
+        chart[0, :, :, 0] = 0.0
+        chart[0, range(n), range(1, n + 1), 1] = -math.inf  # words: label 0 only
+        chart[0, 0, n, 0] = -math.inf  # the root is a constituent
         log_z = tree_log_partition(chart[:, : n + 1, : n + 1], torch.tensor([n]))
-        assert math.exp(log_z.item()) == pytest.approx(catalan[n - 1])
+        assert math.exp(log_z.item()) == pytest.approx(schroeder[n - 1])
 
 
 def test_padding_invariance():
@@ -70,12 +112,11 @@ def test_gradient_is_the_span_label_marginals():
     tree_log_partition(chart, torch.tensor([n])).sum().backward()
     marginals = torch.zeros(n + 1, n + 1, 2, dtype=torch.float64)
     total = 0.0
-    for spans in binary_trees(0, n):
-        for labels in itertools.product(range(2), repeat=len(spans)):
-            weight = math.exp(sum(chart[0, i, j, l].item() for (i, j), l in zip(spans, labels)))
-            total += weight
-            for (i, j), l in zip(spans, labels):
-                marginals[i, j, l] += weight
+    for tree in labelled_trees(n, 2):
+        weight = math.exp(sum(chart[0, i, j, l].item() for (i, j), l in tree))
+        total += weight
+        for (i, j), l in tree:
+            marginals[i, j, l] += weight
     assert torch.allclose(chart.grad[0], marginals / total, atol=1e-10)
     assert chart.grad.sum().item() == pytest.approx(2 * n - 1)
 

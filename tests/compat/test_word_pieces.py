@@ -1,0 +1,37 @@
+"""The one-call word-piece split against AllenNLP's per-word loop, on real treebank words."""
+import pytest
+from allennlp.data.tokenizers.pretrained_transformer_tokenizer import PretrainedTransformerTokenizer
+
+from lal_allennlp._compat.word_pieces import original_intra_word_tokenize
+from lal_allennlp.data import parse_trees
+from tests.conftest import SHARED_DATA, minilm_dir
+
+PTB_TREES = SHARED_DATA / "ptb-sample" / "trees"
+
+
+def treebank_sentences():
+    sentences = []
+    for name in ["wsj_0003.mrg", "wsj_0039.mrg", "wsj_0118.mrg"]:
+        with open(PTB_TREES / name, encoding="utf-8") as treebank:
+            sentences += [tree.leaves() for tree, _ in parse_trees(treebank.read(), source=name)]
+    return sentences
+
+
+@pytest.mark.skipif(not PTB_TREES.is_dir(), reason="../shared/data/ptb-sample is not here")
+def test_same_word_pieces_and_offsets_as_the_per_word_loop():
+    tokenizer = PretrainedTransformerTokenizer(minilm_dir())
+    assert tokenizer.tokenizer.is_fast
+    assert PretrainedTransformerTokenizer._intra_word_tokenize is not original_intra_word_tokenize
+    sentences = treebank_sentences() + [
+        ["Unaffordable", "café", "naïve", "ÉCOLE", "3,000", "-LRB-", "``", "''", "--"],
+        ["", "a", " ", "b"],  # empty and whitespace words have no word pieces: offset None
+        ["word"],
+    ]
+    for words in sentences:
+        fast = tokenizer.intra_word_tokenize(words)
+        original = original_intra_word_tokenize(tokenizer, words)
+        expected = (tokenizer.add_special_tokens(original[0]),
+                    tokenizer._increment_offsets(original[1], 1))
+        assert [(t.text, t.text_id) for t in fast[0]] == [(t.text, t.text_id) for t in expected[0]]
+        assert fast[1] == expected[1]
+    assert tokenizer.intra_word_tokenize(["", " "])[1] == [None, None]
