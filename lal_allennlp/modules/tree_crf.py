@@ -29,7 +29,8 @@ the inside algorithm is
     R(i, j)     = logsumexp_l s(i, j, l) + S(i, j)       (label 0: a sequence of siblings)
     log Z       = R(0, n)                                 (the root may be unlabelled),
 
-in O(n^3), batched over sentences and vectorised over all spans of one width. The maximum of
+in O(n^3), batched over sentences and vectorised over all spans of one width (one strided
+view of each table per width, as SuPar's inside algorithm does). The maximum of
 s(T) over these trees is the maximum over all labelled binary trees, so the CKY decoder
 (`cky.py`) is unchanged; the gradient of log Z with respect to the scores is the span-label
 marginals (autograd does the outside pass). The loss `log Z - s(T*)` is the negative
@@ -60,23 +61,36 @@ def tree_log_partition(chart: torch.Tensor, lengths: torch.Tensor) -> torch.Tens
             f"Sentence lengths must be between 1 and the chart's {max_length} words, "
             f"got {lengths_list}."
         )
-    # shape (batch_size, max_length + 1, max_length + 1): log-sum over each span's labels,
-    # all of them and the constituent labels (> 0) only
-    any_label = chart.logsumexp(dim=-1)
-    constituent = chart[..., 1:].logsumexp(dim=-1)
-    # complete[w], rest[w]: shape (batch_size, max_length + 1 - w); [:, i] = C, R of (i, i + w)
-    words = any_label.diagonal(offset=1, dim1=1, dim2=2)
-    complete = [words.new_empty(0), words]
-    rest = [words.new_empty(0), words]
-    for width in range(2, max_length + 1):
-        num_spans = max_length + 1 - width
-        # First child (i, i + d), the rest (i + d, i + width).
-        # shape (batch_size, width - 1, num_spans)
-        first = torch.stack([complete[d][:, :num_spans] for d in range(1, width)], dim=1)
-        others = torch.stack(
-            [rest[width - d][:, d : d + num_spans] for d in range(1, width)], dim=1
+    batch_size, num_posts = chart.size(0), max_length + 1
+    # Charts of shape (max_length + 1, max_length + 1, batch_size), sentences last: the split
+    # points of all spans of one width are then one strided view (below). Log-sum over each
+    # span's labels, all of them and the constituent labels (> 0) only:
+    any_label = chart.logsumexp(dim=-1).permute(1, 2, 0).contiguous()
+    constituent = chart[..., 1:].logsumexp(dim=-1).permute(1, 2, 0).contiguous()
+    # complete[i, j] = C(i, j), rest[i, j] = R(i, j), filled one width (diagonal) at a time
+    complete = any_label.new_full(any_label.shape, float("-inf"))
+    rest = any_label.new_full(any_label.shape, float("-inf"))
+    for table in (complete, rest):
+        table.diagonal(offset=1).copy_(any_label.diagonal(offset=1))
+    # Element strides of the (i, j, b) tables: next start i (down the diagonal), next end j,
+    # next row.
+    along_diagonal = (num_posts + 1) * batch_size
+    next_end, next_row = batch_size, num_posts * batch_size
+    for width in range(2, num_posts):
+        num_spans = num_posts - width
+        # shape (num_spans, width - 1, batch_size): for span (i, i + width) and split
+        # k = i + d (d = 1 .. width - 1), the first child C(i, i + d) (row i, ends i + 1 ..)
+        # and the rest R(i + d, i + width) (column i + width, rows i + 1 ..).
+        first = complete.as_strided(
+            (num_spans, width - 1, batch_size), (along_diagonal, next_end, 1), next_end
         )
-        splits = (first + others).logsumexp(dim=1)
-        complete.append(constituent.diagonal(offset=width, dim1=1, dim2=2) + splits)
-        rest.append(any_label.diagonal(offset=width, dim1=1, dim2=2) + splits)
-    return torch.stack([rest[length][b, 0] for b, length in enumerate(lengths_list)])
+        others = rest.as_strided(
+            (num_spans, width - 1, batch_size),
+            (along_diagonal, next_row, 1),
+            next_row + width * next_end,
+        )
+        # shape (batch_size, num_spans)
+        splits = (first + others).logsumexp(dim=1).t()
+        complete.diagonal(offset=width).copy_(constituent.diagonal(offset=width) + splits)
+        rest.diagonal(offset=width).copy_(any_label.diagonal(offset=width) + splits)
+    return rest[0, lengths.to(chart.device), torch.arange(batch_size, device=chart.device)]

@@ -6,6 +6,7 @@ import pytest
 from allennlp.common import Params
 from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.models import Model
+from allennlp.training.optimizers import Optimizer
 
 from tests.conftest import FIXTURES_ROOT, REPO_ROOT, minilm_dir
 
@@ -68,3 +69,8 @@ def test_config_builds_and_runs_forward(config: Path):
     for regexes, _ in trainer.get("optimizer", {}).get("parameter_groups", []):
         for regex in regexes:
             assert any(re.search(regex, name) for name in names), f"{regex} matches nothing"
+    if "optimizer" in trainer:
+        # Builds: no parameter is in two groups.
+        Optimizer.from_params(
+            model_parameters=list(model.named_parameters()), params=Params(trainer["optimizer"])
+        )

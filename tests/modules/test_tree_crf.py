@@ -20,7 +20,8 @@ def binary_trees(i, j):
     for k in range(i + 1, j):
         for left, left_children in binary_trees(i, k):
             for right, right_left_children in binary_trees(k, j):
-                trees.append(([(i, j)] + left + right, left_children | right_left_children | {(i, k)}))
+                children = left_children | right_left_children | {(i, k)}
+                trees.append(([(i, j)] + left + right, children))
     return trees
 
 
