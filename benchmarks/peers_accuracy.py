@@ -85,6 +85,10 @@ OURS = {
     "span": ("training_config/span_parser_minilm_cpu.jsonnet", "span parser (MiniLM + BiLSTM)"),
     "lal": ("training_config/lal_minilm_cpu.jsonnet", "LAL parser (MiniLM 4 layers + LAL, CRF loss)"),
     "joint": ("training_config/joint_minilm_cpu.jsonnet", "joint span parser (MiniLM + BiLSTM)"),
+    "kk": (
+        "training_config/kk_factored_minilm_cpu.jsonnet",
+        "Kitaev & Klein's partitioned transformer (MiniLM 4 layers + 2 layers, CRF loss)",
+    ),
 }
 NAMES = {
     **{name: f"ours: {label}" for name, (_, label) in OURS.items()},

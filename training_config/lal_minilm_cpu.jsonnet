@@ -2,7 +2,9 @@
 // 2 CPU cores): MiniLM-L6 (all-MiniLM-L6-v2, its first 4 layers, fine-tuned, scalar mix of
 // them) -> the partitioned input (content projection + learned positions) -> one Label
 // Attention Layer (112 heads, d_kv 32, d_proj 16, PFL on, RD off) -> per-head span features
-// -> label MLP -> CKY; trained with the tree CRF loss, 4 epochs, batches of 16.
+// -> label MLP -> CKY; trained with the tree CRF loss, 4 epochs, batches of 16. Measured on
+// the PTB sample (train wsj_0001-0159, dev wsj_0160-0179, 2 CPU cores): 88.13 dev F1 in about
+// 15 minutes; the plain partitioned transformer on the same budget 85.63 (benchmarks/README.md).
 //
 // Departures from the paper's stack, each measured on the PTB sample (1 epoch, dev F1; see
 // benchmarks/README.md): no partitioned self-attention layers between MiniLM and the LAL
