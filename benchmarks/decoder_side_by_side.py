@@ -224,7 +224,7 @@ def format_report(args, results, problems: List[str], ties: Dict[str, int]) -> s
         return f"{max(0, result['peak_kib'] - result['rss_before_kib']) / 1024:,.0f}"
 
     peers = [d for d in args.decoders if d not in ("ours", JOINT)]
-    joint = [JOINT] if JOINT in args.decoders else []
+    joint_ratios = peers if JOINT in args.decoders else []  # ours joint / each peer
     lines = [
         "# Chart decoders side by side",
         "",
@@ -245,9 +245,9 @@ def format_report(args, results, problems: List[str], ties: Dict[str, int]) -> s
     ]
     header = "| n | threads | " + " | ".join(f"{NAMES[d]} sent/s" for d in args.decoders)
     header += " | " + " | ".join(f"ours / {d}" for d in peers)
-    header += "".join(f" | ours joint / {d}" for d in peers for _ in joint)
+    header += "".join(f" | ours joint / {d}" for d in joint_ratios)
     header += " | " + " | ".join(f"peak MiB {d}" for d in args.decoders) + " |"
-    columns = 2 + len(args.decoders) + len(peers) * (1 + len(joint)) + len(args.decoders)
+    columns = 2 + len(args.decoders) + len(peers) + len(joint_ratios) + len(args.decoders)
     lines += [header, "|" + "---:|" * columns]
     for threads, by_length in results.items():
         for length, row in by_length.items():
@@ -255,7 +255,7 @@ def format_report(args, results, problems: List[str], ties: Dict[str, int]) -> s
             cells += [f"{rate(row[d]):,.0f}" if rate(row[d]) >= 10 else f"{rate(row[d]):.2f}"
                       for d in args.decoders]
             cells += [f"{rate(row['ours']) / rate(row[d]):,.0f}x" for d in peers]
-            cells += [f"{rate(row[j]) / rate(row[d]):,.1f}x" for d in peers for j in joint]
+            cells += [f"{rate(row[JOINT]) / rate(row[d]):,.1f}x" for d in joint_ratios]
             cells += [peak_mib(row[d]) for d in args.decoders]
             lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
