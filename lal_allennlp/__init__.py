@@ -19,5 +19,5 @@ from lal_allennlp._compat.word_pieces import tokenize_words_in_one_call  # noqa:
 
 tokenize_words_in_one_call()
 
-from lal_allennlp import data, decoding, metrics, modules, models  # noqa: E402
+from lal_allennlp import data, decoding, metrics, modules, models, training  # noqa: E402
 from lal_allennlp import predictors  # noqa: E402  (installed from the top-level predictors/)

@@ -50,9 +50,11 @@ local span = import 'span_parser.libsonnet';
 
   // Training on 2 CPU cores with a small fine-tuned transformer (the CPU comparison configs):
   // AdamW, `lr` for the new layers and `transformer_lr` for the transformer, slanted
-  // triangular schedule, model selection on dev EVALB F1.
+  // triangular schedule, model selection on dev EVALB F1. With `minutes`, a wall-clock
+  // budget (the `time_budget` callback: the same schedule over elapsed time, stop after the
+  // last epoch that fits; `epochs` is then only an upper bound); without, `epochs` epochs.
   cpu_training(train_path, dev_path, reader, dev_reader, model, batch_size=32, epochs=3,
-               lr=1e-3, transformer_lr=5e-5):: {
+               lr=1e-3, transformer_lr=5e-5, minutes=null):: {
     dataset_reader: reader,
     validation_dataset_reader: dev_reader,
     train_data_path: train_path,
@@ -67,7 +69,13 @@ local span = import 'span_parser.libsonnet';
     trainer: {
       num_epochs: epochs,
       optimizer: span.optimizer(lr=lr, transformer_lr=transformer_lr),
-      learning_rate_scheduler: { type: 'slanted_triangular', cut_frac: 0.06 },
+      [if minutes == null then 'learning_rate_scheduler']: {
+        type: 'slanted_triangular',
+        cut_frac: 0.06,
+      },
+      [if minutes != null then 'callbacks']: [
+        { type: 'time_budget', minutes: minutes, cut_frac: 0.06 },
+      ],
       grad_norm: 5.0,
       validation_metric: '+evalb_f1',
       cuda_device: -1,
@@ -145,7 +153,7 @@ local span = import 'span_parser.libsonnet';
     trainer: {
       num_epochs: epochs,
       patience: 8,
-      optimizer: { type: 'adamw', lr: lr, weight_decay: 0.0 },
+      optimizer: { type: 'fused_adamw', lr: lr, weight_decay: 0.0 },
       learning_rate_scheduler: { type: 'linear_with_warmup', warmup_steps: 1600 },
       grad_norm: 1.0,
       validation_metric: '+evalb_f1',

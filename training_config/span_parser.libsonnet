@@ -46,7 +46,7 @@
   // AdamW with a smaller learning rate for the pretrained transformer's own weights (the
   // scalar mix of its layers, when there is one, learns at `lr` like the new layers).
   optimizer(lr, transformer_lr):: {
-    type: 'adamw',
+    type: 'fused_adamw',
     lr: lr,
     parameter_groups: [
       [['text_field_embedder.*transformer_model'], { lr: transformer_lr }],

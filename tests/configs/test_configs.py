@@ -6,6 +6,7 @@ import pytest
 from allennlp.common import Params
 from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.models import Model
+from allennlp.training.callbacks import TrainerCallback
 from allennlp.training.optimizers import Optimizer
 
 from tests.conftest import FIXTURES_ROOT, REPO_ROOT, minilm_dir
@@ -74,3 +75,9 @@ def test_config_builds_and_runs_forward(config: Path):
         Optimizer.from_params(
             model_parameters=list(model.named_parameters()), params=Params(trainer["optimizer"])
         )
+    callbacks = trainer.get("callbacks", [])
+    if any(callback["type"] == "time_budget" for callback in callbacks):
+        # The budget sets the learning rate itself; a scheduler would fight it.
+        assert "learning_rate_scheduler" not in trainer
+    for callback in callbacks:
+        TrainerCallback.from_params(params=Params(callback), serialization_dir="unused")
