@@ -21,6 +21,7 @@ lal.cpu_training(
     span_hidden_dim=250,
     dropout=0.2,
     span_loss='crf',
+    gold_tag_evalb=true,
   ),
   batch_size=16,
   epochs=50,

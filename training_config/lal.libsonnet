@@ -119,7 +119,10 @@ local span = import 'span_parser.libsonnet';
   },
 
   // span_loss: 'hinge' (the papers' margin loss) or 'crf' (tree CRF likelihood).
-  parser(embedder, encoder, span_hidden_dim=250, dropout=0.2, span_loss='hinge'):: {
+  // gold_tag_evalb: dev EVALB of the brackets with the gold POS tags (every sentence counts,
+  // whatever the predicted tags; as the peers are scored), instead of EVALB's own rule.
+  parser(embedder, encoder, span_hidden_dim=250, dropout=0.2, span_loss='hinge',
+         gold_tag_evalb=false):: {
     type: 'lal_span_parser',
     text_field_embedder: embedder,
     encoder: encoder,
@@ -127,6 +130,7 @@ local span = import 'span_parser.libsonnet';
     dropout: dropout,
     predict_pos_tags: true,
     span_loss: span_loss,
+    [if gold_tag_evalb then 'evalb_gold_tags']: true,
   },
 
   // The LAL parser as published: the joint span (HPSG) parser of Zhou & Zhao (2019) on the

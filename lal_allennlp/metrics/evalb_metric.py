@@ -29,6 +29,18 @@ CTB_PUNCTUATION = dataclasses.replace(COLLINS, delete_labels=("TOP", "-NONE-", "
 _PRESETS = {"collins": COLLINS, "nk": NK, "ctb_punctuation": CTB_PUNCTUATION}
 
 
+def with_gold_tags(predicted: Tree, gold: Tree) -> Tree:
+    """A copy of `predicted` with the gold tree's POS tags, when both trees have the same
+    words (else `predicted` itself, which EVALB then reports as an error sentence)."""
+    gold_tags = [tag for _, tag in gold.pos()]
+    if predicted.leaves() != gold.leaves():
+        return predicted
+    tagged = predicted.copy(deep=True)
+    for position, tag in zip(tagged.treepositions("leaves"), gold_tags):
+        tagged[position[:-1]].set_label(tag)
+    return tagged
+
+
 @Metric.register("lal_evalb")
 class EvalbMetric(Metric):
     """
@@ -54,11 +66,22 @@ class EvalbMetric(Metric):
         of the English ones).
     parameter_file : `Optional[str]`, optional (default = `None`)
         An EVALB `.prm` file to read instead of `preset` (e.g. another language's punctuation).
+    gold_tags : `bool`, optional (default = `False`)
+        Give each predicted tree the gold tree's POS tags (when both have the same words)
+        before scoring: bracket scores then do not depend on the tagger. EVALB deletes
+        punctuation by each tree's own tags, so a mistagged punctuation word (or a word tagged
+        as punctuation) makes the sentence an error sentence, left out of every count; with a
+        weak tagger that leaves out different sentences for different models. The scores
+        then match those of parsers that predict no tags (SuPar) scored with gold tags, and
+        `evalb_tagging_accuracy` is 1 (the parsers report `pos_accuracy` separately).
     """
 
     supports_distributed = True
 
-    def __init__(self, preset: str = "collins", parameter_file: Optional[str] = None) -> None:
+    def __init__(
+        self, preset: str = "collins", parameter_file: Optional[str] = None, gold_tags: bool = False
+    ) -> None:
+        self.gold_tags = gold_tags
         if parameter_file is not None:
             self._params = EvalbParams.from_prm_file(parameter_file)
         elif preset.lower() in _PRESETS:
@@ -99,6 +122,8 @@ class EvalbMetric(Metric):
         batch = EvalbCounts()
         for predicted, gold in zip(predicted_trees, gold_trees):
             if gold is not None:
+                if self.gold_tags and predicted is not None:
+                    predicted = with_gold_tags(predicted, gold)
                 batch += evalb_sentence(gold, predicted, self._params)
         if is_distributed():
             # shape (num_fields,); summed over workers on the process group's device

@@ -193,7 +193,7 @@ class JointSpanParser(SpanConstituencyParser):
                 "Explanations (label attention, head contributions) are given by "
                 "lal_span_parser models; lal_joint_parser does not compute them yet."
             )
-        mask, encoded = self._encode(tokens)
+        mask, encoded = self._encode(tokens, [m["words"] for m in metadata])
         max_length = mask.size(1)
         chart, _ = self._span_chart(encoded, max_length)
         chart_np = chart.detach().float().cpu().numpy()  # numpy has no bfloat16

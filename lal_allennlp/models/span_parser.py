@@ -37,6 +37,7 @@ from lal_allennlp.modules import (
     span_indices,
     tree_log_partition,
 )
+from lal_allennlp.modules.word_piece_limit import explain_too_long
 
 
 @Model.register("lal_span_parser")
@@ -77,6 +78,9 @@ class SpanConstituencyParser(Model):
         `"ctb_punctuation"`).
     evalb_parameter_file : `Optional[str]`, optional (default = `None`)
         An EVALB `.prm` file instead of the preset (another language's punctuation).
+    evalb_gold_tags : `bool`, optional (default = `False`)
+        Score the predicted trees' brackets with the gold POS tags (`lal_evalb`'s
+        `gold_tags`): every sentence counts whatever the predicted tags.
     initializer : `InitializerApplicator`, optional (default = `InitializerApplicator()`)
     """
 
@@ -93,6 +97,7 @@ class SpanConstituencyParser(Model):
         span_loss: str = "hinge",
         evalb_preset: str = "collins",
         evalb_parameter_file: Optional[str] = None,
+        evalb_gold_tags: bool = False,
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs: Any,
     ) -> None:
@@ -129,7 +134,7 @@ class SpanConstituencyParser(Model):
         if predict_pos_tags:
             self.tag_projection = torch.nn.Linear(encoder_dim, vocab.get_vocab_size("pos_tags"))
             self.tag_accuracy = CategoricalAccuracy()
-        self.evalb = EvalbMetric(evalb_preset, evalb_parameter_file)
+        self.evalb = EvalbMetric(evalb_preset, evalb_parameter_file, gold_tags=evalb_gold_tags)
         # Set by the predictor (`"explain": true`) to return label attention explanations.
         self.explain = False
         initializer(self)
@@ -162,7 +167,7 @@ class SpanConstituencyParser(Model):
         `pos_tag_ids` (`(batch_size, max_length)`, if tags are predicted), `mask`, `words`,
         and `loss` when gold spans are given.
         """
-        mask, encoded = self._encode(tokens)
+        mask, encoded = self._encode(tokens, [m["words"] for m in metadata])
         chart, fenceposts = self._span_chart(encoded, mask.size(1))
         chart_np = chart.detach().float().cpu().numpy()  # numpy has no bfloat16
         lengths_np = mask.sum(dim=1).cpu().numpy()
@@ -186,14 +191,21 @@ class SpanConstituencyParser(Model):
                 self.evalb(predicted, gold_trees)
         return output
 
-    def _encode(self, tokens: TextFieldTensors) -> Tuple[torch.BoolTensor, torch.Tensor]:
+    def _encode(
+        self, tokens: TextFieldTensors, words: Optional[List[List[str]]] = None
+    ) -> Tuple[torch.BoolTensor, torch.Tensor]:
         """
         The word mask `(batch_size, max_length)` and the encoder output over `[START] words
-        [STOP]`, `(batch_size, max_length + 2, encoder_dim)`, dropout applied.
+        [STOP]`, `(batch_size, max_length + 2, encoder_dim)`, dropout applied. `words` name
+        the sentences in the error for one longer than the transformer can read.
         """
         mask = util.get_text_field_mask(tokens)
-        # shape (batch_size, max_length, embedding_dim)
-        embedded = self.dropout(self.text_field_embedder(tokens))
+        try:
+            # shape (batch_size, max_length, embedding_dim)
+            embedded = self.dropout(self.text_field_embedder(tokens))
+        except (RuntimeError, IndexError) as error:
+            explain_too_long(error, self.text_field_embedder, tokens, words)
+            raise
         # shape (batch_size, max_length + 2, embedding_dim)
         bounded, bounded_mask = self.boundaries(embedded, mask)
         # shape (batch_size, max_length + 2, encoder_dim)

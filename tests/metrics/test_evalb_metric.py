@@ -64,6 +64,28 @@ def test_exact_values_over_batches_and_reset():
     assert metric.get_metric() == {key: 0.0 for key in EXPECTED}
 
 
+def test_gold_tags_keep_a_sentence_whose_punctuation_was_mistagged():
+    # "." tagged NN survives punctuation deletion: 4 predicted words against 3 gold words.
+    mistagged = "(TOP (S (NP (DT The) (NN cat)) (VP (VBD sat) (NN .))))"
+    plain, gold_tagged = EvalbMetric(), EvalbMetric(gold_tags=True)
+    for metric in (plain, gold_tagged):
+        _call(metric, [(GOLD, mistagged), (GOLD, GOLD.replace("cat", "dog"))])
+    # EVALB: both are error sentences, nothing is scored.
+    assert (plain.counts.errors, plain.counts.matched, plain.counts.gold) == (2, 0, 0)
+    # Gold tags: the first is scored (S, NP and VP all match: "." is deleted from the VP),
+    # the second still differs in a word and stays an error sentence.
+    counts = gold_tagged.counts
+    assert (counts.errors, counts.matched, counts.gold, counts.predicted) == (1, 3, 3, 3)
+    assert gold_tagged.get_metric()["evalb_f1"] == 1.0
+    assert gold_tagged.get_metric()["evalb_tagging_accuracy"] == 1.0
+
+
+def test_gold_tags_leave_the_callers_trees_alone():
+    predicted = Tree.fromstring("(TOP (S (NP (DT The) (VB cat)) (VP (VBD sat) (. .))))")
+    EvalbMetric(gold_tags=True)([predicted], [Tree.fromstring(GOLD)])
+    assert predicted.pos()[1] == ("cat", "VB")
+
+
 def test_agrees_with_evalb_score():
     metric = EvalbMetric()
     _call(metric, PAIRS)
