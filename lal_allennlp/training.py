@@ -15,7 +15,9 @@ import time
 from typing import Any, Dict, List, Tuple
 
 import torch
+import torch.distributed as dist
 from allennlp.common.checks import ConfigurationError
+from allennlp.nn.util import dist_reduce
 from allennlp.training.callbacks import TrainerCallback
 from allennlp.training.optimizers import Optimizer, make_parameter_groups
 
@@ -62,6 +64,9 @@ class TimeBudget(TrainerCallback):
     first). Use it without a
     `learning_rate_scheduler`, which would overwrite the rates this callback sets.
 
+    In distributed training the workers share the slowest worker's clock (one all-reduce of a
+    number per step), so the replicas step with the same rates and stop together.
+
     Comparisons "within a budget of N minutes" then mean the same on a fast and a slow day:
     the machine decides how many epochs fit, not the config. Restarting from a checkpoint
     restarts the clock.
@@ -93,8 +98,13 @@ class TimeBudget(TrainerCallback):
             rise = (1.0 - fraction) / (1.0 - self.cut_frac)
         return (1.0 + rise * (self.ratio - 1.0)) / self.ratio
 
+    def _elapsed(self) -> float:
+        # In distributed training every worker uses the slowest worker's clock, so that all
+        # replicas step with the same rate and stop after the same epoch.
+        return float(dist_reduce(self.clock() - self._start, dist.ReduceOp.MAX))
+
     def _set_learning_rates(self, trainer) -> None:
-        factor = self.learning_rate_factor(self.clock() - self._start)
+        factor = self.learning_rate_factor(self._elapsed())
         for group, base in zip(trainer.optimizer.param_groups, self._base_lrs):
             group["lr"] = base * factor
 
@@ -116,7 +126,7 @@ class TimeBudget(TrainerCallback):
 
     def on_epoch(self, trainer, metrics, epoch, is_primary=True, **kwargs) -> None:
         self._epochs_done += 1
-        elapsed = self.clock() - self._start
+        elapsed = self._elapsed()
         per_epoch = elapsed / self._epochs_done
         epochs_left = min(
             int((self.seconds - elapsed) // per_epoch),

@@ -6,7 +6,7 @@
 // of 14.5 minutes (the `time_budget` callback: as many epochs as fit, at most 50, the
 // learning rate schedule fitted to them; with data reading the command takes ~15 minutes).
 // How many epochs fit depends on the machine: on the 2-core machine of benchmarks/README.md
-// 4 epochs on a slow day (87.2-88.1 dev F1) and 7-8 on a fast one (88.5-89.6; SuPar's CRF
+// 4 epochs on a slow day (87.2-88.1 dev F1) and 7-9 on a fast one (88.5-89.6; SuPar's CRF
 // parser 89.15 on that day's budget; see the LAL section there). Dev EVALB scores the brackets
 // with the gold POS tags (`gold_tag_evalb`), as the peers are scored. `-o
 // '{"trainer.num_epochs": N}'` caps the epochs; the plain partitioned transformer on the same

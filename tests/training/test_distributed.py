@@ -115,6 +115,41 @@ def test_two_cpu_workers_aggregate_evalb_over_the_whole_dev_set(
         assert metrics[f"best_validation_evalb_{name}"] == single[f"evalb_{name}"], name
 
 
+def test_time_budget_gives_every_worker_the_same_rates_and_epochs(tmp_path, monkeypatch):
+    """`time_budget` on two CPU workers: every worker uses the slowest worker's clock, so the
+    replicas step with identical learning rates (else their weights would drift apart)."""
+    if not dist.is_available():
+        pytest.skip("torch.distributed is not available")
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")
+    serialization_dir = tmp_path / "run"
+    params = Params.from_file(
+        str(FIXTURES_ROOT / "span_parser" / "experiment.jsonnet"),
+        params_overrides={
+            "distributed": {"cuda_devices": [-1, -1]},
+            "model.predict_pos_tags": False,
+            # A budget far longer than the run: the epoch cap (2) ends the schedule.
+            "trainer.num_epochs": 2,
+            "trainer.callbacks": [
+                {"type": "lal_test_rate_recorder"},
+                {"type": "time_budget", "minutes": 30, "cut_frac": 0.5},
+            ],
+        },
+    )
+    train_model(
+        params,
+        str(serialization_dir),
+        include_package=["lal_allennlp", "tests.training.validation_recorder"],
+    )
+    by_rank = [
+        [json.loads(line) for line in (serialization_dir / f"rates_rank{rank}.jsonl").read_text().splitlines()]
+        for rank in (0, 1)
+    ]
+    assert by_rank[0] == by_rank[1]
+    assert {r["epoch"] for r in by_rank[0]} == {0, 1}
+    rates = [r["rates"][0] for r in by_rank[0]]
+    assert len(set(rates)) == len(rates)  # the rate moved at every step (warm-up)
+
+
 def test_multi_gpu_config_is_the_single_gpu_config_split_over_its_gpus():
     """Same model and schedule; per-worker batches x GPUs = the single-GPU batch (100)."""
     ext_vars = {"PTB_TRAIN": "train", "PTB_DEV": "dev", "TRANSFORMER_MODEL": "xlnet-large-cased"}

@@ -48,3 +48,36 @@ class ValidationRecorder(TrainerCallback):
         path = os.path.join(self.serialization_dir, f"validation_rank{rank}.jsonl")
         with open(path, "a") as file:
             file.write(json.dumps(record) + "\n")
+
+
+@TrainerCallback.register("lal_test_rate_recorder")
+class RateRecorder(TrainerCallback):
+    """
+    Registered as a `TrainerCallback` with name "lal_test_rate_recorder": after every training
+    batch, each worker appends its rank, the epoch, the batch number and the learning rates of
+    its optimizer's groups to `<serialization_dir>/rates_rank<rank>.jsonl`.
+    """
+
+    def on_batch(  # type: ignore[override]
+        self,
+        trainer: Any,
+        batch_inputs: List[TensorDict],
+        batch_outputs: List[Dict[str, Any]],
+        batch_metrics: Dict[str, Any],
+        epoch: int,
+        batch_number: int,
+        is_training: bool,
+        is_primary: bool = True,
+        **kwargs: Any,
+    ) -> None:
+        if not is_training:
+            return
+        rank = dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
+        record = {
+            "epoch": epoch,
+            "batch": batch_number,
+            "rates": [group["lr"] for group in trainer.optimizer.param_groups],
+        }
+        path = os.path.join(self.serialization_dir, f"rates_rank{rank}.jsonl")
+        with open(path, "a") as file:
+            file.write(json.dumps(record) + "\n")
