@@ -130,7 +130,7 @@ def test_time_budget_gives_every_worker_the_same_rates_and_epochs(tmp_path, monk
             # A budget far longer than the run: the epoch cap (2) ends the schedule.
             "trainer.num_epochs": 2,
             "trainer.callbacks": [
-                {"type": "lal_test_rate_recorder"},
+                {"type": "lal_test_validation_recorder", "rates": True},
                 {"type": "time_budget", "minutes": 30, "cut_frac": 0.5},
             ],
         },

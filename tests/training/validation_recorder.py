@@ -19,8 +19,14 @@ from allennlp.training.callbacks.callback import TrainerCallback
 @TrainerCallback.register("lal_test_validation_recorder")
 class ValidationRecorder(TrainerCallback):
     """
-    Registered as a `TrainerCallback` with name "lal_test_validation_recorder".
+    Registered as a `TrainerCallback` with name "lal_test_validation_recorder". With
+    `rates=True` it also appends, after every training batch, the epoch, the batch number and
+    the learning rates of the optimizer's groups to `<serialization_dir>/rates_rank<rank>.jsonl`.
     """
+
+    def __init__(self, serialization_dir: str, rates: bool = False) -> None:
+        super().__init__(serialization_dir)
+        self.rates = rates
 
     def on_batch(  # type: ignore[override]
         self,
@@ -34,9 +40,15 @@ class ValidationRecorder(TrainerCallback):
         is_primary: bool = True,
         **kwargs: Any,
     ) -> None:
-        if is_training:
-            return
         rank = dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
+        if is_training:
+            if self.rates:
+                self._append(f"rates_rank{rank}.jsonl", {
+                    "epoch": epoch,
+                    "batch": batch_number,
+                    "rates": [group["lr"] for group in trainer.optimizer.param_groups],
+                })
+            return
         record = {
             "rank": rank,
             "world_size": dist.get_world_size() if dist.is_initialized() else 1,
@@ -45,39 +57,9 @@ class ValidationRecorder(TrainerCallback):
             "counts": trainer.model.evalb.counts.to_list(),
             "evalb_f1": batch_metrics.get("evalb_f1"),
         }
-        path = os.path.join(self.serialization_dir, f"validation_rank{rank}.jsonl")
-        with open(path, "a") as file:
+        self._append(f"validation_rank{rank}.jsonl", record)
+
+    def _append(self, name: str, record: Dict[str, Any]) -> None:
+        with open(os.path.join(self.serialization_dir, name), "a") as file:
             file.write(json.dumps(record) + "\n")
 
-
-@TrainerCallback.register("lal_test_rate_recorder")
-class RateRecorder(TrainerCallback):
-    """
-    Registered as a `TrainerCallback` with name "lal_test_rate_recorder": after every training
-    batch, each worker appends its rank, the epoch, the batch number and the learning rates of
-    its optimizer's groups to `<serialization_dir>/rates_rank<rank>.jsonl`.
-    """
-
-    def on_batch(  # type: ignore[override]
-        self,
-        trainer: Any,
-        batch_inputs: List[TensorDict],
-        batch_outputs: List[Dict[str, Any]],
-        batch_metrics: Dict[str, Any],
-        epoch: int,
-        batch_number: int,
-        is_training: bool,
-        is_primary: bool = True,
-        **kwargs: Any,
-    ) -> None:
-        if not is_training:
-            return
-        rank = dist.get_rank() if dist.is_available() and dist.is_initialized() else 0
-        record = {
-            "epoch": epoch,
-            "batch": batch_number,
-            "rates": [group["lr"] for group in trainer.optimizer.param_groups],
-        }
-        path = os.path.join(self.serialization_dir, f"rates_rank{rank}.jsonl")
-        with open(path, "a") as file:
-            file.write(json.dumps(record) + "\n")
