@@ -1,8 +1,8 @@
 """
 One optimizer step of the CPU LAL parser, AllenNLP's `adamw` against this package's
 `fused_adamw`, side by side in one run: the parser is built from
-`training_config/lal_minilm_cpu.jsonnet` (MiniLM's first 4 layers + the LAL stack, 25.6 M
-parameters, the config's parameter groups), every parameter gets the same random gradient,
+`training_config/lal_minilm_cpu.jsonnet` (MiniLM's first 4 layers + the LAL stack, 22.6 M
+trained parameters, the config's parameter groups), every parameter gets the same random gradient,
 and each optimizer's `step()` is timed (median of `--repeats` after warm-up steps). Both
 start from the same weights; the largest difference between their weights after the timed
 steps is printed as a check that they compute the same update.

@@ -15,9 +15,10 @@ Systems (``--systems``, in this order by default):
   project's ``.venv``, which already carries allennlp 2.10.1 and its compatibility shims).
 
 All use MiniLM-L6 (``--minilm-dir``, fine-tuned) and train ``--epochs`` epochs on the same
-sentences, selecting the epoch by dev F1. (``lal`` and ``kk`` train for their configs' wall-clock
-budget, ``time_budget``: for them ``--epochs`` is an upper bound.) benepar 0.2 is not among them: its PyPI package has no
-training code (the repository's ``src/main.py`` is not shipped), see ``benchmarks/README.md``.
+sentences, selecting the epoch by dev F1. (``lal`` and ``kk`` train for their configs'
+wall-clock budget, ``time_budget``: for them ``--epochs`` is an upper bound.) benepar 0.2 is not
+among them: its PyPI package has no training code (the repository's ``src/main.py`` is not
+shipped), see ``benchmarks/README.md``.
 
 What the script does:
 

@@ -61,8 +61,8 @@ class TimeBudget(TrainerCallback):
     schedule's low point and within the budget (unless one epoch is longer than the budget).
     The clock starts when the trainer does (data reading and model building come before it);
     the trainer's `num_epochs` stays an upper bound (the horizon ends with it if it comes
-    first). Use it without a
-    `learning_rate_scheduler`, which would overwrite the rates this callback sets.
+    first). Use it without a `learning_rate_scheduler`, which would overwrite the rates this
+    callback sets.
 
     In distributed training the workers share the slowest worker's clock (one all-reduce of a
     number per step), so the replicas step with the same rates and stop together.

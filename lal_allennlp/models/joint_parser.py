@@ -193,12 +193,13 @@ class JointSpanParser(SpanConstituencyParser):
                 "Explanations (label attention, head contributions) are given by "
                 "lal_span_parser models; lal_joint_parser does not compute them yet."
             )
-        mask, encoded = self._encode(tokens, [m["words"] for m in metadata])
+        words = [m["words"] for m in metadata]
+        mask, encoded = self._encode(tokens, words)
         max_length = mask.size(1)
         chart, _ = self._span_chart(encoded, max_length)
         chart_np = chart.detach().float().cpu().numpy()  # numpy has no bfloat16
         lengths_np = mask.sum(dim=1).cpu().numpy()
-        output: Dict[str, Any] = {"mask": mask, "words": [m["words"] for m in metadata]}
+        output: Dict[str, Any] = {"mask": mask, "words": words}
         loss = self._span_and_tag_loss(
             output, encoded, mask, chart, chart_np, lengths_np, pos_tags, gold_spans,
             gold_span_labels,

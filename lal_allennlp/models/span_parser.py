@@ -167,12 +167,13 @@ class SpanConstituencyParser(Model):
         `pos_tag_ids` (`(batch_size, max_length)`, if tags are predicted), `mask`, `words`,
         and `loss` when gold spans are given.
         """
-        mask, encoded = self._encode(tokens, [m["words"] for m in metadata])
+        words = [m["words"] for m in metadata]
+        mask, encoded = self._encode(tokens, words)
         chart, fenceposts = self._span_chart(encoded, mask.size(1))
         chart_np = chart.detach().float().cpu().numpy()  # numpy has no bfloat16
         lengths_np = mask.sum(dim=1).cpu().numpy()
 
-        output: Dict[str, Any] = {"mask": mask, "words": [m["words"] for m in metadata]}
+        output: Dict[str, Any] = {"mask": mask, "words": words}
         loss = self._span_and_tag_loss(
             output, encoded, mask, chart, chart_np, lengths_np, pos_tags, gold_spans,
             gold_span_labels,
