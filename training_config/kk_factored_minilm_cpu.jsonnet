@@ -1,6 +1,6 @@
 // The plain partitioned (factored) transformer of Kitaev & Klein (2018) in the small CPU
 // setting of `lal_minilm_cpu.jsonnet`, for the LAL paper's comparison on the same budget:
-// MiniLM-L6 (first 4 layers, fine-tuned, scalar mix) -> 2 partitioned self-attention layers
+// MiniLM-L6 (first 4 layers, scalar mix; embeddings and layer 0 frozen) -> 2 partitioned self-attention layers
 // (d_model 256, 8 heads, d_kv 32, d_ff 512) -> span features -> label MLP -> CKY. Same inputs,
 // loss (tree CRF), optimiser, learning rates and wall-clock budget (14.5 minutes, at most 50
 // epochs) as the LAL config; the label attention layer replaced by Kitaev & Klein's encoder.
@@ -27,4 +27,5 @@ lal.cpu_training(
   epochs=50,
   minutes=14.5,
   transformer_lr=3e-4,
+  frozen_layers=1,
 )

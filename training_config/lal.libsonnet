@@ -54,7 +54,7 @@ local span = import 'span_parser.libsonnet';
   // budget (the `time_budget` callback: the same schedule over elapsed time, stop after the
   // last epoch that fits; `epochs` is then only an upper bound); without, `epochs` epochs.
   cpu_training(train_path, dev_path, reader, dev_reader, model, batch_size=32, epochs=3,
-               lr=1e-3, transformer_lr=5e-5, minutes=null):: {
+               lr=1e-3, transformer_lr=5e-5, minutes=null, frozen_layers=null):: {
     dataset_reader: reader,
     validation_dataset_reader: dev_reader,
     train_data_path: train_path,
@@ -68,7 +68,7 @@ local span = import 'span_parser.libsonnet';
     },
     trainer: {
       num_epochs: epochs,
-      optimizer: span.optimizer(lr=lr, transformer_lr=transformer_lr),
+      optimizer: span.optimizer(lr=lr, transformer_lr=transformer_lr, frozen_layers=frozen_layers),
       [if minutes == null then 'learning_rate_scheduler']: {
         type: 'slanted_triangular',
         cut_frac: 0.06,

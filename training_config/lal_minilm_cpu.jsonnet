@@ -1,6 +1,6 @@
 // Small CPU setting of the LAL stack (Mrini et al. 2020, scaled down to a 15-minute budget on
-// 2 CPU cores): MiniLM-L6 (all-MiniLM-L6-v2, its first 4 layers, fine-tuned, scalar mix of
-// them) -> the partitioned input (content projection + learned positions) -> one Label
+// 2 CPU cores): MiniLM-L6 (all-MiniLM-L6-v2, its first 4 layers, scalar mix of them; layers
+// 1-3 fine-tuned, its embeddings and layer 0 frozen) -> the partitioned input (content projection + learned positions) -> one Label
 // Attention Layer (112 heads, d_kv 32, d_proj 16, PFL on, RD off) -> per-head span features
 // -> label MLP -> CKY; trained with the tree CRF loss, batches of 16, for a wall-clock budget
 // of 14.5 minutes (the `time_budget` callback: as many epochs as fit, at most 50, the
@@ -43,4 +43,5 @@ lal.cpu_training(
   epochs=50,
   minutes=14.5,
   transformer_lr=3e-4,
+  frozen_layers=1,
 )

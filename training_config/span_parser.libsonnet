@@ -45,11 +45,21 @@
 
   // AdamW with a smaller learning rate for the pretrained transformer's own weights (the
   // scalar mix of its layers, when there is one, learns at `lr` like the new layers).
-  optimizer(lr, transformer_lr):: {
-    type: 'fused_adamw',
-    lr: lr,
-    parameter_groups: [
-      [['text_field_embedder.*transformer_model'], { lr: transformer_lr }],
-    ],
-  },
+  // `frozen_layers = k` (BERT-style parameter names) keeps the transformer's embeddings and
+  // its first k layers fixed: no gradient reaches or leaves them, which saves their whole
+  // backward pass and the optimizer's work on the word-piece embedding matrix.
+  optimizer(lr, transformer_lr, frozen_layers=null)::
+    local layers = if frozen_layers == null || frozen_layers == 0 then ''
+      else '|encoder\\.layer\\.(' + std.join('|', [std.toString(i) for i in std.range(0, frozen_layers - 1)]) + ')\\.';
+    {
+      type: 'fused_adamw',
+      lr: lr,
+      parameter_groups:
+        (if frozen_layers == null then [] else [
+           [['text_field_embedder.*transformer_model\\.(embeddings\\.' + layers + ')'], { requires_grad: false }],
+         ]) + [
+          [['text_field_embedder.*transformer_model' + (if frozen_layers == null then '' else '\\.(?!embeddings\\.' + layers + ')')],
+           { lr: transformer_lr }],
+        ],
+    },
 }

@@ -34,6 +34,7 @@ from lal_allennlp.data.joint_span import SUB_HEAD_LABEL, joint_spans_to_tree_and
 from lal_allennlp.data.trees import tree_to_spans, tree_to_string
 from lal_allennlp.decoding import joint_span_decode
 from lal_allennlp.models.span_parser import SpanConstituencyParser
+from lal_allennlp.modules.fast_dropout import FastDropout
 
 PTB_PUNCTUATION_TAGS = ("``", "''", ",", ".", ":")
 """POS tags of the words left out of UAS/LAS on the Penn Treebank (the usual convention)."""
@@ -46,7 +47,7 @@ class _MLP(torch.nn.Sequential):
         super().__init__(
             torch.nn.Linear(input_dim, output_dim),
             torch.nn.LeakyReLU(0.1),
-            torch.nn.Dropout(dropout),
+            FastDropout(dropout),
         )
 
 

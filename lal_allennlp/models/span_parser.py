@@ -38,6 +38,7 @@ from lal_allennlp.modules import (
     tree_log_partition,
 )
 from lal_allennlp.modules.word_piece_limit import explain_too_long
+from lal_allennlp.modules.fast_dropout import FastDropout, replace_dropout
 
 
 @Model.register("lal_span_parser")
@@ -103,6 +104,9 @@ class SpanConstituencyParser(Model):
     ) -> None:
         super().__init__(vocab, **kwargs)
         self.text_field_embedder = text_field_embedder
+        # A pretrained transformer's dropout layers draw their masks with torch's slow CPU
+        # bernoulli_; FastDropout draws the same kind of mask ~5x faster.
+        replace_dropout(text_field_embedder)
         self.encoder = encoder
         if text_field_embedder.get_output_dim() != encoder.get_input_dim():
             raise ConfigurationError(
@@ -124,7 +128,7 @@ class SpanConstituencyParser(Model):
             )
         self.span_loss = span_loss
         self.boundaries = SentenceBoundaries(text_field_embedder.get_output_dim())
-        self.dropout = torch.nn.Dropout(dropout)
+        self.dropout = FastDropout(dropout)
         self.num_span_labels = vocab.get_vocab_size("span_labels")
         self.span_label_scorer = SpanLabelScorer(
             encoder_dim, span_hidden_dim, self.num_span_labels, dropout

@@ -28,6 +28,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
+from lal_allennlp.modules.fast_dropout import FastDropout
 
 
 def _character_vocab_size(vocab: Vocabulary, vocab_namespace: str, name: str) -> int:
@@ -103,7 +104,7 @@ class CharLSTMTokenEmbedder(TokenEmbedder):
         self._start_of_word = num_characters
         self._end_of_word = num_characters + 1
         self.character_embedding = torch.nn.Embedding(num_characters + 2, embedding_dim)
-        self.dropout = torch.nn.Dropout(dropout)
+        self.dropout = FastDropout(dropout)
         self.lstm = torch.nn.LSTM(
             embedding_dim, hidden_dim, num_layers=1, bidirectional=True, batch_first=True
         )

@@ -29,6 +29,7 @@ from lal_allennlp.modules.partitioned_transformer import (
     FeedForwardSublayer,
     HeadwiseProjection,
 )
+from lal_allennlp.modules.fast_dropout import FastDropout
 
 
 @Seq2SeqEncoder.register("label_attention")
@@ -129,7 +130,7 @@ class LabelAttentionLayer(Seq2SeqEncoder):
             self.query_projection = HeadwiseProjection(input_dim, d_kv, num_heads, partitioned)
         self.key = HeadwiseProjection(input_dim, d_kv, num_heads, partitioned)
         self.value = HeadwiseProjection(input_dim, d_kv, num_heads, partitioned)
-        self.dropout = torch.nn.Dropout(attention_dropout)
+        self.dropout = FastDropout(attention_dropout)
 
         # Projection of the context vectors back to input_dim: shared by the heads when they
         # are concatenated, one matrix over all heads when combined as in self-attention.

@@ -21,6 +21,7 @@ from typing import List, Optional
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
+from lal_allennlp.modules.fast_dropout import FastDropout, keep_mask
 
 WINDOW_MODES = ("strict", "relaxed")
 
@@ -37,8 +38,7 @@ class FeatureDropout(torch.nn.Dropout):
             return inputs
         mask_shape = list(inputs.shape)
         mask_shape[-2] = 1
-        keep = inputs.new_empty(mask_shape).bernoulli_(1.0 - self.p) / (1.0 - self.p)
-        return inputs * keep
+        return inputs * keep_mask(mask_shape, self.p, inputs)
 
 
 def attention_key_mask(
@@ -175,7 +175,7 @@ class PartitionedSelfAttention(torch.nn.Module):
             self.output_position = torch.nn.Linear(num_heads * d_kv // 2, d_model // 2, bias=False)
         else:
             self.output = torch.nn.Linear(num_heads * d_kv, d_model, bias=False)
-        self.dropout = torch.nn.Dropout(attention_dropout)
+        self.dropout = FastDropout(attention_dropout)
         self.last_attention: Optional[torch.Tensor] = None
 
     def attention_logits(self, inputs: torch.Tensor) -> torch.Tensor:

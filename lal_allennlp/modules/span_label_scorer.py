@@ -12,6 +12,7 @@ the O(n^2) spans, which removes the largest matrix product of the parser (exactl
 function, far less time and memory for long sentences).
 """
 import torch
+from lal_allennlp.modules.fast_dropout import FastDropout
 
 
 class SpanLabelScorer(torch.nn.Module):
@@ -35,7 +36,7 @@ class SpanLabelScorer(torch.nn.Module):
         self.hidden = torch.nn.Linear(input_dim, hidden_dim, bias=False)
         self.hidden_bias = torch.nn.Parameter(torch.zeros(hidden_dim))
         self.layer_norm = torch.nn.LayerNorm(hidden_dim)
-        self.dropout = torch.nn.Dropout(dropout)
+        self.dropout = FastDropout(dropout)
         self.output = torch.nn.Linear(hidden_dim, num_labels)
 
     def forward(

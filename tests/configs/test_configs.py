@@ -1,7 +1,9 @@
 """Every file in training_config/ builds on fixture data and runs a forward pass."""
+import json
 import re
 from pathlib import Path
 
+import _jsonnet
 import pytest
 from allennlp.common import Params
 from allennlp.data import Batch, DatasetReader, Vocabulary
@@ -81,3 +83,43 @@ def test_config_builds_and_runs_forward(config: Path):
         assert "learning_rate_scheduler" not in trainer
     for callback in callbacks:
         TrainerCallback.from_params(params=Params(callback), serialization_dir="unused")
+
+
+@pytest.mark.parametrize("frozen_layers", [0, 2])
+def test_frozen_layers_fix_the_embeddings_and_the_lowest_layers(frozen_layers):
+    params = Params.from_file(
+        str(REPO_ROOT / "training_config" / "lal_minilm_cpu.jsonnet"), ext_vars=_ext_vars()
+    )
+    optimizer_params = json.loads(_jsonnet.evaluate_snippet(
+        "optimizer",
+        f"(import 'span_parser.libsonnet').optimizer(1e-3, 3e-4, frozen_layers={frozen_layers})",
+        jpathdir=str(REPO_ROOT / "training_config"),
+    ))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(params.pop("train_data_path")))[:4]
+    vocab = Vocabulary.from_instances(instances)
+    model = Model.from_params(vocab=vocab, params=params.pop("model"))
+    optimizer = Optimizer.from_params(
+        model_parameters=list(model.named_parameters()), params=Params(optimizer_params)
+    )
+    frozen = re.compile(
+        r"transformer_model\.(embeddings\.|encoder\.layer\.(%s)\.)"
+        % "|".join(str(i) for i in range(frozen_layers))
+        if frozen_layers else r"transformer_model\.embeddings\."
+    )
+    named = dict(model.named_parameters())
+    assert {n for n, p in named.items() if not p.requires_grad} == {
+        n for n in named if frozen.search(n)
+    }
+    transformer_lr = {
+        id(p) for group in optimizer.param_groups if group["lr"] == 3e-4 for p in group["params"]
+    }
+    assert transformer_lr == {
+        id(p) for n, p in named.items() if "transformer_model" in n and p.requires_grad
+    }
+    batch = Batch(instances)
+    batch.index_instances(vocab)
+    model(**batch.as_tensor_dict())["loss"].backward()
+    layer = f"transformer_model.encoder.layer.{frozen_layers}.attention.self.query.weight"
+    assert next(p.grad for n, p in named.items() if n.endswith(layer)) is not None
+    assert all(p.grad is None for n, p in named.items() if frozen.search(n))
