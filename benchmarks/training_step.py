@@ -1,21 +1,27 @@
 """
-torch's CPU dropout against this package's FastDropout, side by side in one run.
+What makes a training step of the CPU LAL parser cheaper, side by side in one run.
 
-1. The mask alone, on the shapes of the CPU LAL parser's dropout layers (MiniLM's hidden
-   states and attention probabilities, the LAL's keys, the span classifier's hidden layer over
-   all spans of a 52-word batch): `torch.nn.functional.dropout` against `fast_dropout`, median
-   of `--repeats` calls.
+1. The dropout mask alone, on the shapes of the parser's dropout layers (MiniLM's hidden
+   states, the LAL's attention, the encoder output, the span classifier's hidden layer over
+   all spans of a 52-word batch): torch's `torch.nn.functional.dropout` against this
+   package's `fast_dropout`, median of `--repeats`. (MiniLM's dropout on its attention
+   probabilities happens inside torch's scaled_dot_product_attention and stays torch's.)
 2. Whole training steps (forward, backward, gradient clipping, optimizer step) of the parser of
-   `training_config/lal_minilm_cpu.jsonnet` on `--batches` real batches of 16 PTB sentences:
-   the parser as built (FastDropout everywhere, MiniLM's included) against a copy with the same
-   weights whose FastDropout layers are put back to `torch.nn.Dropout`. The two alternate for
-   `--rounds` rounds over the same batches; the total times give the ratio.
+   `training_config/lal_minilm_cpu.jsonnet` on `--batches` real batches of 16 PTB sentences,
+   three copies with the same initial weights:
+   - "torch dropout, all trained": torch's dropout layers, every MiniLM weight trained (the
+     config before FastDropout and `frozen_layers`);
+   - "FastDropout, all trained";
+   - "FastDropout, frozen_layers 1": the config as it is (MiniLM's embeddings and layer 0
+     fixed).
+   They alternate for `--rounds` rounds over the same batches; the totals give the ratios.
 
-    python benchmarks/dropout_speed.py [--trees ../shared/data/ptb-sample/trees/wsj_0001-0159]
+    python benchmarks/training_step.py [--trees ../shared/data/ptb-sample/trees/wsj_0001-0159]
         [--threads 2] [--batches 30] [--rounds 2] [--repeats 20]
 """
 import argparse
 import copy
+import json
 import os
 import sys
 import time
@@ -34,7 +40,6 @@ DEFAULT_TREES = os.path.join(REPO_ROOT, "..", "shared", "data", "ptb-sample", "t
 # 52 words (66 word pieces).
 MASK_SHAPES = [
     ("MiniLM hidden states", (16, 66, 384), 0.1),
-    ("MiniLM attention probabilities", (16, 12, 66, 66), 0.1),
     ("LAL attention probabilities", (16, 112, 1, 54), 0.2),
     ("parser encoder output", (16, 54, 1792), 0.2),
     ("span classifier hidden layer", (16, 1378, 250), 0.2),
@@ -64,6 +69,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
 
+    import _jsonnet
     import torch
     from allennlp.common import Params
     from allennlp.data import DatasetReader, Vocabulary
@@ -101,22 +107,32 @@ def main() -> None:
     batches = [batch for _, batch in zip(range(args.batches + 2), loader)]
     warm_up, batches = batches[:2], batches[2:]
     fast_model = Model.from_params(vocab=vocab, params=params.pop("model"))
-    systems = {"torch dropout": torch_dropout_copy(fast_model), "FastDropout": fast_model}
+    configured = params["trainer"]["optimizer"].as_dict()
+    all_trained = json.loads(_jsonnet.evaluate_snippet(
+        "optimizer",
+        "(import 'span_parser.libsonnet').optimizer(%r, %r)"
+        % (configured["lr"], configured["parameter_groups"][-1][1]["lr"]),
+        jpathdir=os.path.dirname(CONFIG),
+    ))
+    systems = {
+        "torch dropout, all trained": (torch_dropout_copy(fast_model), all_trained),
+        "FastDropout, all trained": (copy.deepcopy(fast_model), all_trained),
+        "FastDropout, frozen_layers 1": (fast_model, configured),
+    }
     optimizers = {
         name: Optimizer.from_params(
-            model_parameters=list(model.named_parameters()),
-            params=params["trainer"]["optimizer"].duplicate(),
+            model_parameters=list(model.named_parameters()), params=Params(copy.deepcopy(options))
         )
-        for name, model in systems.items()
+        for name, (model, options) in systems.items()
     }
 
     def train(name, batch_list):
-        model, optimizer = systems[name], optimizers[name]
+        model, optimizer = systems[name][0], optimizers[name]
         model.train()
         for batch in batch_list:
             optimizer.zero_grad()
             model(**batch)["loss"].backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 5.0)
+            torch.nn.utils.clip_grad_norm_([p for p in model.parameters() if p.requires_grad], 5.0)
             optimizer.step()
 
     seconds = {name: 0.0 for name in systems}
@@ -131,9 +147,9 @@ def main() -> None:
     words = sum(int(b["tokens"]["tokens"]["mask"].sum()) for b in batches) / len(batches)
     print(f"\ntraining steps of {os.path.basename(CONFIG)}: {len(batches)} batches of 16 "
           f"sentences ({words:.0f} words per batch) x {args.rounds} rounds, load {load_average()}")
+    baseline = seconds["torch dropout, all trained"]
     for name, total in seconds.items():
-        print(f"{name:14s} {total / steps * 1e3:7.1f} ms/step")
-    print(f"FastDropout steps are {seconds['torch dropout'] / seconds['FastDropout']:.2f}x faster")
+        print(f"{name:30s} {total / steps * 1e3:7.1f} ms/step  {baseline / total:5.2f}x")
 
 
 if __name__ == "__main__":
