@@ -6,7 +6,7 @@
 // loss, batches of 16, for a wall-clock budget of 14.5 minutes (the `time_budget` callback: as
 // many epochs as fit, at most 50, the learning rate schedule fitted to them; with data reading
 // the command takes ~15 minutes). How many epochs fit depends on the machine: on the 2-core
-// machine of benchmarks/README.md, 12 on 2026-11-23 (90.11 and 90.04 dev F1; 7-9 epochs and
+// machine of benchmarks/README.md, 11-12 on 2026-11-23 (89.87-90.11 dev F1; 7-9 epochs and
 // 88.5-89.6 before MiniLM's lowest layer was frozen and dropout made cheaper). Dev EVALB
 // scores the brackets with the gold POS tags (`gold_tag_evalb`), as the peers are scored.
 // `-o '{"trainer.num_epochs": N}'` caps the epochs; the plain partitioned transformer on the

@@ -105,7 +105,7 @@ class SpanConstituencyParser(Model):
         super().__init__(vocab, **kwargs)
         self.text_field_embedder = text_field_embedder
         # A pretrained transformer's dropout layers draw their masks with torch's slow CPU
-        # bernoulli_; FastDropout draws the same kind of mask ~5x faster.
+        # bernoulli_; FastDropout draws the same kind of mask 3-4x faster.
         replace_dropout(text_field_embedder)
         self.encoder = encoder
         if text_field_embedder.get_output_dim() != encoder.get_input_dim():

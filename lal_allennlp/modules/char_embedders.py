@@ -28,6 +28,7 @@ import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import Vocabulary
 from allennlp.modules.token_embedders.token_embedder import TokenEmbedder
+
 from lal_allennlp.modules.fast_dropout import FastDropout
 
 

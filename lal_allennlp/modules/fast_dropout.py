@@ -2,8 +2,8 @@
 Dropout with a mask that is cheap to draw on the CPU.
 
 torch's CPU dropout draws every element with `bernoulli_`: one Mersenne Twister call and a
-conversion to double per element. In the CPU LAL parser that was 14% of a training step, more
-than all its attention (`benchmarks/dropout_speed.py`). Here each element takes 16 random bits.
+conversion to double per element. In the CPU LAL parser that was 14% of a training step
+(`benchmarks/training_step.py` compares the two). Here each element takes 16 random bits.
 Every 64-bit draw of the same generator fills four elements, and an element is dropped when
 its 16 bits, read as a signed integer, fall below `round(p * 65536) - 32768`. So an element is
 dropped with probability `p` rounded to a multiple of 1/65536 (within 8e-6 of `p`). The kept
@@ -41,7 +41,7 @@ def keep_mask(shape: Sequence[int], p: float, like: torch.Tensor) -> torch.Tenso
         numel *= size
     # Four 16-bit fields per full-range 64-bit draw.
     draws = torch.empty((numel + 3) // 4, dtype=torch.int64).random_(-(1 << 63), None)
-    fields = draws.view(torch.int16)[:numel].view(*shape)
+    fields = draws.view(torch.int16)[:numel].view(tuple(shape))
     threshold = round(p * _LEVELS) - (_LEVELS // 2)
     scale = 1.0 / (1.0 - rounded_probability(p))
     return (fields >= threshold).to(like.dtype).mul_(scale)
@@ -51,7 +51,7 @@ def fast_dropout(inputs: torch.Tensor, p: float, training: bool = True) -> torch
     """`torch.nn.functional.dropout` with the cheap mask on the CPU."""
     if not training or p == 0.0:
         return inputs
-    if inputs.device.type != "cpu":
+    if p == 1.0 or inputs.device.type != "cpu":
         return torch.nn.functional.dropout(inputs, p, training=True)
     return inputs * keep_mask(inputs.shape, p, inputs)
 

@@ -21,6 +21,7 @@ from typing import List, Optional
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
+
 from lal_allennlp.modules.fast_dropout import FastDropout, keep_mask
 
 WINDOW_MODES = ("strict", "relaxed")

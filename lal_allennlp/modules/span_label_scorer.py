@@ -12,6 +12,7 @@ the O(n^2) spans, which removes the largest matrix product of the parser (exactl
 function, far less time and memory for long sentences).
 """
 import torch
+
 from lal_allennlp.modules.fast_dropout import FastDropout
 
 

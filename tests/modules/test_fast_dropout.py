@@ -117,3 +117,9 @@ def test_the_parser_gives_the_pretrained_transformer_fast_dropout():
     assert dropouts and all(type(m) is FastDropout for m in dropouts)
     # MiniLM's hidden dropout keeps its probability.
     assert {m.p for m in model.text_field_embedder.modules() if type(m) is FastDropout} == {0.1}
+
+
+def test_p_one_drops_everything_and_scalars_work():
+    inputs = torch.randn(3, 4)
+    assert torch.equal(fast_dropout(inputs, 1.0), torch.zeros(3, 4))
+    assert keep_mask((), 0.5, torch.empty(0)).shape == ()
