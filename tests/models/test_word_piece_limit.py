@@ -5,7 +5,7 @@ from allennlp.data import DatasetReader, Vocabulary
 from allennlp.models import Model
 
 from lal_allennlp.predictors import ParserPredictor
-from tests.conftest import FIXTURES_ROOT, minilm_dir
+from tests.conftest import FIXTURES_ROOT, minilm_dir, minilm_parser_params
 
 
 @pytest.fixture(scope="module")
@@ -17,16 +17,7 @@ def predictor() -> ParserPredictor:
         },
     }))
     vocab = Vocabulary.from_instances(reader.read(str(FIXTURES_ROOT / "ptb" / "train")))
-    model = Model.from_params(vocab=vocab, params=Params({
-        "type": "lal_span_parser",
-        "text_field_embedder": {"token_embedders": {"tokens": {
-            "type": "pretrained_transformer_mismatched",
-            "model_name": minilm_dir(),
-            "transformer_kwargs": {"num_hidden_layers": 1},
-        }}},
-        "encoder": {"type": "pass_through", "input_dim": 384},
-        "span_hidden_dim": 16,
-    }))
+    model = Model.from_params(vocab=vocab, params=Params(minilm_parser_params()))
     model.eval()
     return ParserPredictor(model, reader)
 

@@ -13,7 +13,7 @@ from lal_allennlp.modules.fast_dropout import (
     rounded_probability,
 )
 from lal_allennlp.modules.partitioned_transformer import FeatureDropout
-from tests.conftest import FIXTURES_ROOT, minilm_dir
+from tests.conftest import FIXTURES_ROOT, minilm_parser_params
 
 N = 1 << 20
 
@@ -102,17 +102,7 @@ def test_replace_dropout_swaps_exact_dropout_layers_only():
 def test_the_parser_gives_the_pretrained_transformer_fast_dropout():
     reader = DatasetReader.from_params(Params({"type": "lal_ptb"}))
     vocab = Vocabulary.from_instances(reader.read(str(FIXTURES_ROOT / "ptb" / "train")))
-    model = Model.from_params(vocab=vocab, params=Params({
-        "type": "lal_span_parser",
-        "text_field_embedder": {"token_embedders": {"tokens": {
-            "type": "pretrained_transformer_mismatched",
-            "model_name": minilm_dir(),
-            "transformer_kwargs": {"num_hidden_layers": 1},
-        }}},
-        "encoder": {"type": "pass_through", "input_dim": 384},
-        "span_hidden_dim": 16,
-        "dropout": 0.2,
-    }))
+    model = Model.from_params(vocab=vocab, params=Params(minilm_parser_params(dropout=0.2)))
     dropouts = [m for m in model.modules() if isinstance(m, torch.nn.Dropout)]
     assert dropouts and all(type(m) is FastDropout for m in dropouts)
     # MiniLM's hidden dropout keeps its probability.
