@@ -1,9 +1,10 @@
 // The plain partitioned (factored) transformer of Kitaev & Klein (2018) in the small CPU
 // setting of `lal_minilm_cpu.jsonnet`, for the LAL paper's comparison on the same budget:
-// MiniLM-L6 (first 4 layers, scalar mix; embeddings and layer 0 frozen) -> 2 partitioned self-attention layers
-// (d_model 256, 8 heads, d_kv 32, d_ff 512) -> span features -> label MLP -> CKY. Same inputs,
-// loss (tree CRF), optimiser, learning rates and wall-clock budget (14.5 minutes, at most 50
-// epochs) as the LAL config; the label attention layer replaced by Kitaev & Klein's encoder.
+// MiniLM-L6 (first 4 layers, scalar mix; embeddings and layer 0 frozen) -> 2 partitioned
+// self-attention layers (d_model 256, 8 heads, d_kv 32, d_ff 512) -> span features -> label
+// MLP -> CKY. Same inputs, loss (tree CRF), optimiser, learning rates, frozen layers and
+// wall-clock budget (14.5 minutes, at most 50 epochs) as the LAL config; the label attention
+// layer replaced by Kitaev & Klein's encoder.
 //   TRAIN_PATH, DEV_PATH  e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
 //   MINILM_DIR            the MiniLM model directory (`make minilm-dir` prints it)
 local lal = import 'lal.libsonnet';
