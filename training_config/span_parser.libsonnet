@@ -51,14 +51,17 @@
   optimizer(lr, transformer_lr, frozen_layers=null)::
     local layers = if frozen_layers == null || frozen_layers == 0 then ''
       else '|encoder\\.layer\\.(' + std.join('|', [std.toString(i) for i in std.range(0, frozen_layers - 1)]) + ')\\.';
+    // The frozen parameters' names after `transformer_model.`; the learning-rate group
+    // excludes them (a parameter in two groups is an error).
+    local frozen = '(embeddings\\.' + layers + ')';
     {
       type: 'fused_adamw',
       lr: lr,
       parameter_groups:
         (if frozen_layers == null then [] else [
-           [['text_field_embedder.*transformer_model\\.(embeddings\\.' + layers + ')'], { requires_grad: false }],
+           [['text_field_embedder.*transformer_model\\.' + frozen], { requires_grad: false }],
          ]) + [
-          [['text_field_embedder.*transformer_model' + (if frozen_layers == null then '' else '\\.(?!embeddings\\.' + layers + ')')],
+          [['text_field_embedder.*transformer_model' + (if frozen_layers == null then '' else '\\.(?!' + frozen + ')')],
            { lr: transformer_lr }],
         ],
     },

@@ -32,11 +32,10 @@ _PRESETS = {"collins": COLLINS, "nk": NK, "ctb_punctuation": CTB_PUNCTUATION}
 def with_gold_tags(predicted: Tree, gold: Tree) -> Tree:
     """A copy of `predicted` with the gold tree's POS tags, when both trees have the same
     words (else `predicted` itself, which EVALB then reports as an error sentence)."""
-    gold_tags = [tag for _, tag in gold.pos()]
     if predicted.leaves() != gold.leaves():
         return predicted
     tagged = predicted.copy(deep=True)
-    for position, tag in zip(tagged.treepositions("leaves"), gold_tags):
+    for position, (_, tag) in zip(tagged.treepositions("leaves"), gold.pos()):
         tagged[position[:-1]].set_label(tag)
     return tagged
 

@@ -62,4 +62,3 @@ class ValidationRecorder(TrainerCallback):
     def _append(self, name: str, record: Dict[str, Any]) -> None:
         with open(os.path.join(self.serialization_dir, name), "a") as file:
             file.write(json.dumps(record) + "\n")
-
