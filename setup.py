@@ -1,6 +1,5 @@
 """
-Installs `lal_allennlp` (with the top-level `predictors/` folder as `lal_allennlp.predictors`)
-and the `lal_allennlp_compat.pth` start-up file that applies the AllenNLP compatibility shims.
+Installs `lal_allennlp` and the `lal_allennlp_compat.pth` start-up file that applies the AllenNLP compatibility shims.
 
 AllenNLP itself is deliberately *not* an install requirement: its 2.10.1 pins cannot be
 resolved on Python 3.11. `make install` installs the pinned stack from `requirements.txt`,
@@ -44,7 +43,6 @@ class EditableWheelWithPth(editable_wheel):
 
 
 packages = find_packages(include=["lal_allennlp", "lal_allennlp.*"])
-packages.append("lal_allennlp.predictors")
 
 setup(
     name="lal_allennlp",
@@ -52,7 +50,6 @@ setup(
     description="Label Attention Layer and span parsers for AllenNLP",
     python_requires=">=3.10",
     packages=packages,
-    package_dir={"lal_allennlp.predictors": "predictors"},
     include_package_data=False,
     install_requires=["numpy", "numba", "nltk", "torch"],
     entry_points={

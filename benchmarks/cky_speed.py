@@ -27,7 +27,7 @@ from numba import njit, prange
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from lal_allennlp.decoding.cky import cky_decode  # noqa: E402
-from lal_allennlp.decoding.cky_reference import cky_decode_reference  # noqa: E402
+from tests.oracles.cky_reference import cky_decode_reference  # noqa: E402
 from timing import load_average, timed  # noqa: E402  (benchmarks/timing.py)
 
 BENEPAR_SENTS_PER_S_AT_40 = 540.0  # quoted from the notes (benepar 0.2 batched torch decoder)

@@ -30,8 +30,9 @@ def main() -> None:
     from allennlp.models.archival import load_archive
     from allennlp.predictors import Predictor
 
-    from lal_allennlp.data import normalise_tree, parse_trees, resolve_treebank_paths
-    from lal_allennlp.data.trees import tree_to_spans
+    from lal_allennlp.dataset_readers import resolve_treebank_paths
+    from lal_allennlp.syntax.trees import normalise_tree, parse_trees
+    from lal_allennlp.syntax.trees import tree_to_spans
 
     sentences = []
     for path in resolve_treebank_paths(args.treebank):

@@ -72,8 +72,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
-from lal_allennlp.data import normalise_tree, parse_trees, resolve_treebank_paths  # noqa: E402
-from lal_allennlp.data.trees import tree_to_string  # noqa: E402
+from lal_allennlp.dataset_readers import resolve_treebank_paths  # noqa: E402
+from lal_allennlp.syntax.trees import normalise_tree, parse_trees  # noqa: E402
+from lal_allennlp.syntax.trees import tree_to_string  # noqa: E402
 from lal_allennlp.metrics.evalb import COLLINS, evalb_files, format_report  # noqa: E402
 
 WORKER = os.path.join(HERE, "peers_worker.py")

@@ -1,23 +1,21 @@
 """
-lal-allennlp: Label Attention Layer and span-based constituency parsers for AllenNLP.
+lal-allennlp: neural syntactic parsers for AllenNLP, around the Label Attention Layer.
 
-Importing this package applies the AllenNLP compatibility shims (see `_compat/`) and
-registers every dataset reader, model, module, metric and predictor with AllenNLP.
-The flow of the package follows its folders: `data` (readers, trees) -> `modules`
-(encoders, span features and scorers) -> `models` -> `decoding` (numba CKY) -> `metrics`
-(EVALB) -> `predictors`.
+Importing this package applies the AllenNLP compatibility shims (`_compat`) and patches
+(`patches`), and registers every dataset reader, model, module, metric and predictor with
+AllenNLP. The folders follow the flow of data:
+
+    syntax (pure trees and formats) -> dataset_readers (instances) -> modules (encoders,
+    scorers) -> structs (charts as distributions: loss, marginals, decode) -> decoding (numba
+    kernels) -> models -> metrics -> predictors / commands
 """
 from lal_allennlp._compat import apply_shims
 
 apply_shims()
 
-from lal_allennlp._compat.transformer_cache import key_transformer_cache_by_arguments  # noqa: E402
+from lal_allennlp.patches import apply_patches  # noqa: E402
 
-key_transformer_cache_by_arguments()
+apply_patches()
 
-from lal_allennlp._compat.word_pieces import tokenize_words_in_one_call  # noqa: E402
-
-tokenize_words_in_one_call()
-
-from lal_allennlp import data, decoding, metrics, modules, models, training  # noqa: E402
-from lal_allennlp import predictors  # noqa: E402  (installed from the top-level predictors/)
+from lal_allennlp import syntax, dataset_readers, decoding, metrics, modules  # noqa: E402
+from lal_allennlp import structs, models, predictors, training  # noqa: E402

@@ -31,7 +31,7 @@ def parse_lines(
     of similar length (sorted by length, which keeps padding small), and the trees are given
     back in input order.
     """
-    from lal_allennlp.data.tokenizer import ptb_tokenize
+    from lal_allennlp.syntax.tokenizer import ptb_tokenize
 
     tokenize = str.split if pretokenized else ptb_tokenize
 

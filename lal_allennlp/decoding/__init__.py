@@ -1,16 +1,16 @@
 """
-Chart decoders (numpy in, numpy out; no torch, no vocabulary): the span CKY of Stern et al.
-(2017) / Kitaev & Klein (2018), and the joint-span HPSG decoder of Zhou & Zhao (2019), each a
-numba kernel with a pure-Python reference beside it.
+Chart decoders: numpy in, numpy out (no torch, no vocabulary), each a numba kernel.
+
+- `cky`: the span CKY of Stern et al. (2017) / Kitaev & Klein (2018), batched, optionally
+  cost-augmented with the Hamming loss.
+- `joint_span`: the exact joint span (HPSG) decoder of Zhou & Zhao (2019), a constituency
+  tree and a projective dependency tree that agree.
+- `kernels`: the numba helpers both share (vectorisable max, prefetch).
+
+Their readable references and brute-force oracles live in `tests/oracles/`, where the tests
+compare the kernels with them.
 """
 from lal_allennlp.decoding.cky import cky_decode
-from lal_allennlp.decoding.cky_reference import cky_decode_reference
 from lal_allennlp.decoding.joint_span import joint_span_decode
-from lal_allennlp.decoding.joint_span_reference import joint_span_decode_reference
 
-__all__ = [
-    "cky_decode",
-    "cky_decode_reference",
-    "joint_span_decode",
-    "joint_span_decode_reference",
-]
+__all__ = ["cky_decode", "joint_span_decode"]

@@ -12,7 +12,7 @@ the sum of its span-label scores, so the best tree is
 With gold labels the decode is cost-augmented with the Hamming loss used for margin training
 (Stern et al. 2017; Kitaev & Klein 2018, sec. 2): every span-label pair with
 ``l != gold[i, j]`` scores +1. Ties are broken deterministically: smallest label id, then smallest
-split k, identically to the readable reference :mod:`lal_allennlp.decoding.cky_reference`.
+split k, identically to the readable reference :mod:`tests.oracles.cky_reference`.
 
 Speed notes (measured, see ``benchmarks/cky_speed.py``):
 

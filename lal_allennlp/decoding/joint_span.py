@@ -45,7 +45,7 @@ The tree score is therefore the sum of the 2n - 1 chosen span-label scores and t
 the whole sentence takes ``one_label``, every head child and every single-word dependent
 ``multi_label``, every longer dependent ``one_label``.
 
-Arithmetic and ties (identical in :mod:`~lal_allennlp.decoding.joint_span_reference`):
+Arithmetic and ties (identical in :mod:`~tests.oracles.joint_span_reference`):
 
 * Everything is computed in the working dtype: float32 if both inputs are float32, else float64,
   with the additions grouped exactly as written above, so all three implementations return the

@@ -29,9 +29,9 @@ from allennlp.modules.matrix_attention import BilinearMatrixAttention
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import AttachmentScores
 
-from lal_allennlp.data.dependencies import DependencySentence, to_conllu
-from lal_allennlp.data.joint_span import SUB_HEAD_LABEL, joint_spans_to_tree_and_heads
-from lal_allennlp.data.trees import tree_to_spans, tree_to_string
+from lal_allennlp.syntax.dependencies import DependencySentence, to_conllu
+from lal_allennlp.syntax.joint_spans import SUB_HEAD_LABEL, joint_spans_to_tree_and_heads
+from lal_allennlp.syntax.trees import tree_to_spans, tree_to_string
 from lal_allennlp.decoding import joint_span_decode
 from lal_allennlp.models.span_parser import SpanConstituencyParser
 from lal_allennlp.modules.fast_dropout import FastDropout

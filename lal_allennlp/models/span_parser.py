@@ -8,7 +8,7 @@ features -> span label scores (empty label fixed at 0) -> CKY. Training minimise
 structured hinge loss `max(0, max_T [s(T) + Hamming(T, T*)] - s(T*))`, the inner max found by
 cost-augmented CKY (`span_loss: "hinge"`, the papers' objective), or the negative
 log-likelihood of the gold tree under a CRF over labelled binary trees, `log Z - s(T*)`
-(`span_loss: "crf"`, as Zhang et al. 2020; `modules/tree_crf.py`); decoding is the same CKY.
+(`span_loss: "crf"`, as Zhang et al. 2020; `structs/tree_crf.py`); decoding is the same CKY.
 An optional POS-tagging head is trained jointly, so raw text needs no external tagger.
 """
 from typing import Any, Dict, List, Optional, Tuple
@@ -22,7 +22,7 @@ from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import CategoricalAccuracy
 
-from lal_allennlp.data.trees import spans_to_tree, tree_to_string
+from lal_allennlp.syntax.trees import spans_to_tree, tree_to_string
 from lal_allennlp.decoding import cky_decode
 from lal_allennlp.metrics import EvalbMetric
 from lal_allennlp.models.explanations import (
@@ -35,8 +35,8 @@ from lal_allennlp.modules import (
     SpanLabelScorer,
     fencepost_features,
     span_indices,
-    tree_log_partition,
 )
+from lal_allennlp.structs import tree_log_partition
 from lal_allennlp.modules.word_piece_limit import explain_too_long
 from lal_allennlp.modules.fast_dropout import FastDropout, replace_dropout
 

@@ -1,5 +1,5 @@
 """Neural building blocks: encoders (partitioned transformer, label attention), sentence
-boundaries, span features, span label scoring, the tree CRF's log-partition."""
+boundaries, span features, span label scoring."""
 from lal_allennlp.modules.sentinels import SentenceBoundaries
 from lal_allennlp.modules.span_features import (
     fencepost_features,
@@ -7,7 +7,6 @@ from lal_allennlp.modules.span_features import (
     span_indices,
 )
 from lal_allennlp.modules.span_label_scorer import SpanLabelScorer
-from lal_allennlp.modules.tree_crf import tree_log_partition
 from lal_allennlp.modules.partitioned_transformer import PartitionedTransformerEncoder
 from lal_allennlp.modules.label_attention import LabelAttentionLayer
 from lal_allennlp.modules.lal_stack import LabelAttentionStack

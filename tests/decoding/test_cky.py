@@ -11,7 +11,8 @@ from typing import FrozenSet, List, Optional, Tuple
 import numpy as np
 import pytest
 
-from lal_allennlp.decoding import cky_decode, cky_decode_reference
+from lal_allennlp.decoding import cky_decode
+from tests.oracles.cky_reference import cky_decode_reference
 
 Span = Tuple[int, int]
 

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from lal_allennlp.decoding.joint_span import joint_span_decode
-from lal_allennlp.decoding.joint_span_reference import joint_span_decode_reference
+from tests.oracles.joint_span_reference import joint_span_decode_reference
 
 EMPTY, SUB_HEAD = 0, 1
 # An internal node of a joint structure: span (i, j), split k, head h, dependent child's head d.

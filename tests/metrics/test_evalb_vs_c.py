@@ -36,7 +36,7 @@ NUM_SENTENCES = 300
 MAX_ITEMS, MAX_LINE = 190, 4900
 
 try:  # the project's treebank reader, if it is there
-    from lal_allennlp.data.trees import normalise_tree, parse_trees
+    from lal_allennlp.syntax.trees import normalise_tree, parse_trees
 except ImportError:  # pragma: no cover - a small local stand-in
     parse_trees = normalise_tree = None
 

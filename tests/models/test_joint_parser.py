@@ -4,8 +4,8 @@ import torch
 from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch, Vocabulary
 
-from lal_allennlp.data.joint_span import SUB_HEAD_LABEL, tree_and_heads_to_joint_spans
-from lal_allennlp.data.trees import tree_to_string
+from lal_allennlp.syntax.joint_spans import SUB_HEAD_LABEL, tree_and_heads_to_joint_spans
+from lal_allennlp.syntax.trees import tree_to_string
 from lal_allennlp.models.joint_parser import JointSpanParser, _PairLabelScorer
 from tests.conftest import FIXTURES_ROOT
 

@@ -5,9 +5,9 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch
 
-from lal_allennlp.data.trees import tree_to_spans
+from lal_allennlp.syntax.trees import tree_to_spans
 from lal_allennlp.decoding import cky_decode
-from lal_allennlp.modules import tree_log_partition
+from lal_allennlp.structs import tree_log_partition
 from tests.conftest import FIXTURES_ROOT
 
 CONFIG = FIXTURES_ROOT / "span_parser" / "experiment.jsonnet"

@@ -4,7 +4,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader, Vocabulary
 from allennlp.models import Model
 
-from lal_allennlp.data.trees import parse_trees, tree_to_spans
+from lal_allennlp.syntax.trees import parse_trees, tree_to_spans
 from lal_allennlp.predictors import ParserPredictor
 from tests.conftest import FIXTURES_ROOT
 

@@ -1,8 +1,8 @@
 """Tree selections at the end of a treebank path (`FILE[:8000]`), for `lal_ptb` and `lal_ctb`."""
 import pytest
 
-from lal_allennlp.data import PennTreebankReader, TreebankPathError
-from lal_allennlp.data.paths import split_tree_selection
+from lal_allennlp.dataset_readers import PennTreebankReader, TreebankPathError
+from lal_allennlp.syntax.paths import split_tree_selection
 from tests.conftest import FIXTURES_ROOT, SHARED_DATA
 
 SINICA_SAMPLE = FIXTURES_ROOT / "sinica" / "sample.trees"  # 8 hand-written Sinica-style trees

@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from lal_allennlp.data.dependencies import (
+from lal_allennlp.syntax.dependencies import (
     DependencyAligner,
     DependencyFormatError,
     DependencyMismatchError,
@@ -15,7 +15,7 @@ from lal_allennlp.data.dependencies import (
     to_conllu,
     to_conllx,
 )
-from lal_allennlp.data.trees import TreebankFormatError
+from lal_allennlp.syntax.trees import TreebankFormatError
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"

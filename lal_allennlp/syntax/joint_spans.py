@@ -52,7 +52,7 @@ from typing import Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from nltk import Tree
 
-from lal_allennlp.data.trees import collapse_label, spans_to_tree
+from lal_allennlp.syntax.trees import collapse_label, spans_to_tree
 
 SUB_HEAD_LABEL = "<H>"
 """The label of sub-head spans; label id 1 of the decoder."""

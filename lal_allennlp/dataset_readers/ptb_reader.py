@@ -20,18 +20,18 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from nltk import Tree
 
-from lal_allennlp.data.dependencies import (
+from lal_allennlp.syntax.dependencies import (
     DEPENDENCY_SUFFIXES,
     DependencyAligner,
     DependencyFormatError,
     DependencyPathError,
     DependencySentence,
 )
-from lal_allennlp.data.head_rules import HeadFinder, dependency_labels, head_rules_by_name
-from lal_allennlp.data.joint_span import JointSpanError, tree_and_heads_to_joint_spans
-from lal_allennlp.data.paths import resolve_paths, split_tree_selection
-from lal_allennlp.data.trees import TreebankFormatError, normalise_tree, parse_trees
-from lal_allennlp.data.trees import tree_to_spans
+from lal_allennlp.syntax.head_rules import HeadFinder, dependency_labels, head_rules_by_name
+from lal_allennlp.syntax.joint_spans import JointSpanError, tree_and_heads_to_joint_spans
+from lal_allennlp.syntax.paths import resolve_paths, split_tree_selection
+from lal_allennlp.syntax.trees import TreebankFormatError, normalise_tree, parse_trees
+from lal_allennlp.syntax.trees import tree_to_spans
 
 logger = logging.getLogger(__name__)
 
@@ -118,7 +118,7 @@ class PennTreebankReader(DatasetReader):
         Make instances for the joint span parser (`lal_joint_parser`, Zhou & Zhao 2019): the
         gold spans become the joint spans of the tree and its dependencies (with `<H>`
         sub-head spans and a `TOP` root span when no constituent covers the sentence, see
-        `lal_allennlp.data.joint_span`), and the instances get `gold_heads` and
+        `lal_allennlp.syntax.joint_spans`), and the instances get `gold_heads` and
         `gold_dependency_labels`. The dependencies come from `dependencies_dir` or
         `dependencies_path` when given (which imply `joint_spans`), else from the head rules.
     dependencies_dir : `Optional[str]`, optional (default = `None`)

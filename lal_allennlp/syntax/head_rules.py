@@ -26,7 +26,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 from nltk import Tree
 
-from lal_allennlp.data.dependencies import DependencySentence
+from lal_allennlp.syntax.dependencies import DependencySentence
 
 # One pass of a head rule: a direction and a priority list of child labels.
 #

@@ -1,6 +1,6 @@
 import pytest
 
-from lal_allennlp.data.tokenizer import ptb_tokenize
+from lal_allennlp.syntax.tokenizer import ptb_tokenize
 
 
 @pytest.mark.parametrize(

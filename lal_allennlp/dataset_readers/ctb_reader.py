@@ -12,7 +12,7 @@ from typing import Dict, List, Optional
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 
-from lal_allennlp.data.ctb_format import (
+from lal_allennlp.syntax.ctb_format import (
     CTB51_SPLITS,
     CTB_SUFFIXES,
     FileIdRanges,
@@ -21,10 +21,10 @@ from lal_allennlp.data.ctb_format import (
     select_by_file_id,
     strip_markup,
 )
-from lal_allennlp.data.languages import CTB_HEAD_RULES  # noqa: F401  (registers "ctb")
-from lal_allennlp.data.paths import files_under, resolve_paths
-from lal_allennlp.data.ptb_reader import PennTreebankReader, TreebankPathError
-from lal_allennlp.data.trees import TreebankFormatError
+from lal_allennlp.syntax.languages import CTB_HEAD_RULES  # noqa: F401  (registers "ctb")
+from lal_allennlp.syntax.paths import files_under, resolve_paths
+from lal_allennlp.dataset_readers.ptb_reader import PennTreebankReader, TreebankPathError
+from lal_allennlp.syntax.trees import TreebankFormatError
 
 
 @DatasetReader.register("lal_ctb")

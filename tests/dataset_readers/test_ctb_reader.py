@@ -6,9 +6,10 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 
-from lal_allennlp.data import ChineseTreebankReader, PennTreebankReader, TreebankFormatError
-from lal_allennlp.data import TreebankPathError, tree_to_string
-from lal_allennlp.data.ctb_format import (
+from lal_allennlp.dataset_readers import ChineseTreebankReader, PennTreebankReader, TreebankFormatError
+from lal_allennlp.dataset_readers import TreebankPathError
+from lal_allennlp.syntax.trees import tree_to_string
+from lal_allennlp.syntax.ctb_format import (
     CTB51_SPLITS,
     ctb_file_id,
     decode_ctb,

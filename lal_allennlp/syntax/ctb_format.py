@@ -19,7 +19,7 @@ import os
 import re
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from lal_allennlp.data.trees import TreebankFormatError
+from lal_allennlp.syntax.trees import TreebankFormatError
 
 # Suffixes of CTB files (all releases), and of bracketed files generally.
 CTB_SUFFIXES = (".fid", ".mrg", ".nw", ".bn", ".mz", ".bc", ".wb", ".df", ".sc", ".sm")

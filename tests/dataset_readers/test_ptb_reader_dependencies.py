@@ -6,16 +6,16 @@ from allennlp.common import Params
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import DatasetReader
 
-from lal_allennlp.data.dependencies import (
+from lal_allennlp.syntax.dependencies import (
     DependencyFormatError,
     DependencyMismatchError,
     DependencyPathError,
     read_dependencies,
 )
-from lal_allennlp.data.head_rules import HeadFinder, dependency_labels
-from lal_allennlp.data.joint_span import joint_spans_to_tree_and_heads
-from lal_allennlp.data.ptb_reader import PennTreebankReader
-from lal_allennlp.data.trees import TreebankFormatError
+from lal_allennlp.syntax.head_rules import HeadFinder, dependency_labels
+from lal_allennlp.syntax.joint_spans import joint_spans_to_tree_and_heads
+from lal_allennlp.dataset_readers.ptb_reader import PennTreebankReader
+from lal_allennlp.syntax.trees import TreebankFormatError
 from tests.conftest import FIXTURES_ROOT, SHARED_DATA
 
 PTB = FIXTURES_ROOT / "ptb"
@@ -101,7 +101,7 @@ def test_dependencies_path_aligns_in_order(tmp_path):
     # One file with the sentences of both train files, in reading order.
     joined = tmp_path / "train.conllu"
     sentences = _sentences(DEPS / "wsj_9001.conllu") + _sentences(DEPS / "wsj_9002.conll")
-    from lal_allennlp.data.dependencies import to_conllu
+    from lal_allennlp.syntax.dependencies import to_conllu
 
     joined.write_text("".join(to_conllu(s) for s in sentences))
     reader = PennTreebankReader(dependencies_path=str(joined))

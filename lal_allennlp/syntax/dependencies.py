@@ -25,8 +25,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
-from lal_allennlp.data.paths import resolve_paths
-from lal_allennlp.data.trees import TreebankFormatError
+from lal_allennlp.syntax.paths import resolve_paths
+from lal_allennlp.syntax.trees import TreebankFormatError
 
 # Files read from a directory or a file-id range.
 DEPENDENCY_SUFFIXES = (".dp", ".conll", ".conllx", ".conllu", ".malt", ".tab", ".txt")

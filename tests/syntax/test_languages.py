@@ -1,11 +1,11 @@
-"""Chinese head rules and punctuation sets (lal_allennlp/data/languages.py)."""
+"""Chinese head rules and punctuation sets (lal_allennlp/syntax/languages.py)."""
 import re
 
 import pytest
 
-from lal_allennlp.data import ChineseTreebankReader
-from lal_allennlp.data.head_rules import DEFAULT_RULE, HeadFinder
-from lal_allennlp.data.languages import (
+from lal_allennlp.dataset_readers import ChineseTreebankReader
+from lal_allennlp.syntax.head_rules import DEFAULT_RULE, HeadFinder
+from lal_allennlp.syntax.languages import (
     CHINESE_PUNCTUATION_TAGS,
     CTB_HEAD_RULES,
     SINICA_PUNCTUATION_TAGS,

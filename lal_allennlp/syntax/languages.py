@@ -19,7 +19,7 @@ a copied class.
 
 from typing import Dict, FrozenSet, Tuple
 
-from lal_allennlp.data.head_rules import DEFAULT_RULE, HEAD_RULE_TABLES, HeadRule
+from lal_allennlp.syntax.head_rules import DEFAULT_RULE, HEAD_RULE_TABLES, HeadRule
 
 # The verbal tags and verb compounds of CTB: VA (predicative adjective), VC (copula 是),
 # VE (有 as main verb), VV (other verbs); VCD (coordinated verb compound), VRD (resultative),

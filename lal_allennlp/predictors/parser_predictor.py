@@ -27,7 +27,7 @@ from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
-from lal_allennlp.data.tokenizer import ptb_tokenize
+from lal_allennlp.syntax.tokenizer import ptb_tokenize
 
 OUTPUT_KEYS = ("tree", "words", "pos_tags", "spans")
 DEPENDENCY_KEYS = ("heads", "dependency_labels", "conllu")

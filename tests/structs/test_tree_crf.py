@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from lal_allennlp.modules import tree_log_partition
+from lal_allennlp.structs import tree_log_partition
 
 
 def binary_trees(i, j):

@@ -7,7 +7,7 @@ import numpy
 import pytest
 from nltk import Tree
 
-from lal_allennlp.data.trees import (
+from lal_allennlp.syntax.trees import (
     TreebankFormatError,
     collapse_label,
     expand_label,

@@ -4,15 +4,15 @@ from pathlib import Path
 import pytest
 from nltk import Tree
 
-from lal_allennlp.data.dependencies import DependencyAligner, DependencySentence
-from lal_allennlp.data.head_rules import (
+from lal_allennlp.syntax.dependencies import DependencyAligner, DependencySentence
+from lal_allennlp.syntax.head_rules import (
     COLLINS_HEAD_RULES,
     COORDINATION,
     HeadFinder,
     dependency_labels,
 )
-from lal_allennlp.data.joint_span import SUB_HEAD_LABEL, tree_and_heads_to_joint_spans
-from lal_allennlp.data.trees import normalise_tree, parse_trees
+from lal_allennlp.syntax.joint_spans import SUB_HEAD_LABEL, tree_and_heads_to_joint_spans
+from lal_allennlp.syntax.trees import normalise_tree, parse_trees
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PTB_SAMPLE = REPO_ROOT.parent / "shared" / "data" / "ptb-sample"

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from nltk import Tree
 
-from lal_allennlp.data.dependencies import DependencyAligner
-from lal_allennlp.data.joint_span import (
+from lal_allennlp.syntax.dependencies import DependencyAligner
+from lal_allennlp.syntax.joint_spans import (
     ROOT_SPAN_LABEL,
     SUB_HEAD_LABEL,
     JointSpanError,
@@ -16,7 +16,7 @@ from lal_allennlp.data.joint_span import (
     joint_spans_to_tree_and_heads,
     tree_and_heads_to_joint_spans,
 )
-from lal_allennlp.data.trees import normalise_tree, parse_trees, tree_to_spans
+from lal_allennlp.syntax.trees import normalise_tree, parse_trees, tree_to_spans
 from lal_allennlp.decoding import joint_span_decode
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

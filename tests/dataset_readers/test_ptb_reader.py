@@ -11,8 +11,8 @@ from allennlp.data.dataset_readers.dataset_reader import WorkerInfo
 from allennlp.data.token_indexers import TokenCharactersIndexer
 from nltk import Tree
 
-from lal_allennlp.data import PennTreebankReader, TreebankFormatError, TreebankPathError
-from lal_allennlp.data.trees import normalise_tree, parse_trees, spans_to_tree, tree_to_spans
+from lal_allennlp.dataset_readers import PennTreebankReader, TreebankFormatError, TreebankPathError
+from lal_allennlp.syntax.trees import normalise_tree, parse_trees, spans_to_tree, tree_to_spans
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = REPO_ROOT / "fixtures" / "ptb"
@@ -160,7 +160,7 @@ def test_errors_name_file_and_line(name, line, fragment):
 
 
 def test_on_error_skip_counts_and_logs_each_problem(caplog):
-    with caplog.at_level(logging.WARNING, logger="lal_allennlp.data.ptb_reader"):
+    with caplog.at_level(logging.WARNING, logger="lal_allennlp.dataset_readers.ptb_reader"):
         reader, instances = read(BAD, on_error="skip")
     # Good trees: unbalanced.mrg lines 2 and 10, unclosed.mrg line 1, only_none.mrg line 1.
     assert [i["metadata"]["words"] for i in instances] == [
@@ -196,7 +196,7 @@ def test_unknown_on_error_value():
 
 
 def test_max_length_skips_and_counts(caplog):
-    with caplog.at_level(logging.INFO, logger="lal_allennlp.data.ptb_reader"):
+    with caplog.at_level(logging.INFO, logger="lal_allennlp.dataset_readers.ptb_reader"):
         reader, instances = read(FIXTURES / "train", max_length=10)
     _, everything = read(FIXTURES / "train")
     lengths = [len(i["tokens"]) for i in everything]

@@ -2,8 +2,8 @@
 import pytest
 from allennlp.data.tokenizers.pretrained_transformer_tokenizer import PretrainedTransformerTokenizer
 
-from lal_allennlp._compat.word_pieces import original_intra_word_tokenize
-from lal_allennlp.data import parse_trees
+from lal_allennlp.patches.word_pieces import original_intra_word_tokenize
+from lal_allennlp.syntax.trees import parse_trees
 from tests.conftest import SHARED_DATA, minilm_dir
 
 PTB_TREES = SHARED_DATA / "ptb-sample" / "trees"
