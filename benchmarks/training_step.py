@@ -110,7 +110,7 @@ def main() -> None:
     configured = params["trainer"]["optimizer"].as_dict()
     all_trained = json.loads(_jsonnet.evaluate_snippet(
         "optimizer",
-        "(import 'span_parser.libsonnet').optimizer(%r, %r)"
+        "(import 'parsers.libsonnet').optimizer(%r, %r)"
         % (configured["lr"], configured["parameter_groups"][-1][1]["lr"]),
         jpathdir=os.path.dirname(CONFIG),
     ))

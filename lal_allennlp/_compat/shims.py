@@ -7,13 +7,13 @@ Each shim fixes one break, documented in `../shared/notes/allennlp-stack.md`:
 1. `torchvision` -- `allennlp.data.image_loader` and `allennlp.modules.vision` import it at
    import time. PyPI's torchvision wheels are built against CUDA torch and fail to load
    beside a CPU torch (`operator torchvision::nms does not exist`). When no working
-   torchvision is importable we register small stub modules, so allennlp imports; its
+   torchvision is importable, small stub modules are registered, so allennlp imports; its
    vision modules (unused by this project) then raise a clear error if used.
 2. `transformers.AdamW` -- removed in transformers 4.50, but `allennlp.training.optimizers`
-   subclasses it at import time. We serve it through the lazy module's attribute lookup as
+   subclasses it at import time. It is served through the lazy module's attribute lookup as
    a `torch.optim.AdamW` subclass that accepts (and honours) `correct_bias`.
 3. `AutoTokenizer.from_pretrained(..., add_special_tokens=False)` -- allennlp passes this
-   keyword, which raises since transformers 4.44 (it had no effect before). We drop it.
+   keyword, which raises since transformers 4.44 (it had no effect before); the shim drops it.
 
 This module must not import allennlp (it runs *before* allennlp is imported, from the
 import hook in `import_hook.py`), nor anything from `lal_allennlp` (it may be loaded by

@@ -14,120 +14,59 @@ With gold labels the decode is cost-augmented with the Hamming loss used for mar
 ``l != gold[i, j]`` scores +1. Ties are broken deterministically: smallest label id, then smallest
 split k, identically to the readable reference :mod:`tests.oracles.cky_reference`.
 
-Speed notes (measured, see ``benchmarks/cky_speed.py``):
+Design (the benchmark is ``benchmarks/cky_speed.py``):
 
 * One numba call decodes the whole batch; workers are parallel over sentences (``prange``), the
-  sentences are dealt out longest-first, and each worker reuses one O(max_len^2) workspace.
+  sentences are dealt out longest-first so that the workers finish together, and each worker
+  reuses one O(max_len^2) workspace.
+* Each sentence goes through three phases: the label pass (:func:`_label_pass`), the chart fill
+  (:func:`_fill_chart`) and the traceback (:func:`_trace_back`).
 * The chart only needs ``max_l s[i, j, l]``, not the argmax, so the label pass is a pure max
-  reduction over each span's L contiguous scores, read once in row-major (streaming) order. It
-  uses ``llvm.maxnum`` so that LLVM vectorises it (a plain ``if x > m`` loop stays scalar). Argmax
-  labels and split points are recovered only for the 2n - 1 spans of the best tree when tracing
-  back, by finding the first index that reaches the max: no backpointer chart is kept at all.
-  The label pass is memory-bound at realistic sizes; a software prefetch a few spans ahead helps.
+  reduction over each span's L contiguous scores, read once in row-major (streaming) order with
+  the vectorisable max of :mod:`~lal_allennlp.decoding.kernels`. Argmax labels and split points
+  are recovered only for the 2n - 1 spans of the best tree when tracing back, by finding the first
+  index that reaches the max: no backpointer chart is kept at all. The label pass reads far more
+  memory than the rest of the decoder, so it prefetches the scores of a span a few spans ahead.
 * The best-score chart is stored symmetrically, ``chart[i, j] == chart[j, i]``, so for span (i, j)
   both operands of ``chart[i, k] + chart[k, j]`` are contiguous rows (``chart[i, i+1:j]`` and
   ``chart[j, i+1:j]``) and the split max vectorises too.
-* Maxima are exact whatever the reduction order, so fastmath (no-NaN / no-signed-zero only) does
-  not change results or tie-breaking; NaN scores in the cells that are read are not supported
-  (-inf is fine). Chart sums are float64 whatever the input dtype.
+* Maxima are exact whatever the reduction order, so the fastmath flags (no-NaN / no-signed-zero
+  only) do not change results or tie-breaking; NaN scores in the cells that are read are not
+  supported (-inf is fine). Chart sums are float64 whatever the input dtype.
 """
 
 from typing import List, Optional, Tuple
 
 import numba
 import numpy as np
-from llvmlite import binding as llvm_binding
-from llvmlite import ir
 from numba import njit, prange
-from numba.core import cgutils
-from numba.extending import intrinsic
+
+from lal_allennlp.decoding.kernels import FASTMATH, maxnum, prefetch_row, segment_max
 
 __all__ = ["cky_decode"]
 
-# Only the flags that the max reductions need to vectorise; both are exact for finite inputs.
-_FASTMATH = {"nnan", "nsz"}
 _BLOCK = 16  # labels per block when searching for the argmax label
 _PREFETCH_AHEAD = 4  # the label pass prefetches the span this many spans ahead (in memory order)
-_OPAQUE_POINTERS = llvm_binding.llvm_version_info[0] >= 15
-_PREFETCH_NAME = "llvm.prefetch.p0" if _OPAQUE_POINTERS else "llvm.prefetch.p0i8"
 
 
-@intrinsic
-def _maxnum(typingctx, a, b):  # pragma: no cover - compiled code
-    """``llvm.maxnum`` on two floats of the same type (vectorisable max reduction)."""
-    if a != b or not isinstance(a, numba.types.Float):
-        return None
-    sig = a(a, b)
-
-    def codegen(context, builder, signature, args):
-        llvm_type = args[0].type
-        name = "llvm.maxnum.f32" if llvm_type == ir.FloatType() else "llvm.maxnum.f64"
-        fn_type = ir.FunctionType(llvm_type, [llvm_type, llvm_type])
-        fn = cgutils.get_or_insert_function(builder.module, fn_type, name)
-        return builder.call(fn, args)
-
-    return sig, codegen
-
-
-@intrinsic
-def _prefetch(typingctx, array, index):  # pragma: no cover - compiled code
-    """Software prefetch (read, keep in all cache levels) of ``array[index]``; array: 1-d."""
-    if not isinstance(array, numba.types.Array) or array.ndim != 1:
-        return None
-    sig = numba.types.void(array, index)
-
-    def codegen(context, builder, signature, args):
-        array_type = signature.args[0]
-        array_struct = context.make_array(array_type)(context, builder, args[0])
-        pointer = cgutils.get_item_pointer(
-            context, builder, array_type, array_struct, [args[1]], wraparound=False
-        )
-        i8_ptr = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn_type = ir.FunctionType(ir.VoidType(), [i8_ptr, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fn_type, _PREFETCH_NAME)
-        # (address, rw = read, locality = 3 (keep), cache type = data)
-        args = [builder.bitcast(pointer, i8_ptr), ir.Constant(i32, 0), ir.Constant(i32, 3)]
-        builder.call(fn, args + [ir.Constant(i32, 1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@njit(cache=True)
-def _prefetch_row(row):  # pragma: no cover - compiled code
-    """Prefetch every 64-byte cache line of a 1-d C-contiguous row."""
-    for c in range(0, row.shape[0], max(1, 64 // row.itemsize)):
-        _prefetch(row, c)
-
-
-@njit(cache=True, fastmath=_FASTMATH)
-def _seg_max(seg):  # pragma: no cover - compiled code
-    """max(seg) in the segment's dtype; seg: non-empty 1-d C array (loop from 0 vectorises)."""
-    m = seg[0]
-    for l in range(1, seg.shape[0]):
-        m = _maxnum(m, seg[l])
-    return m
-
-
-@njit(cache=True, fastmath=_FASTMATH)
+@njit(cache=True, fastmath=FASTMATH)
 def _label_max(row, gold_label, use_gold):  # pragma: no cover - compiled code
     """max_l of the (cost-augmented) score of one span, as float64. row: (num_labels,)."""
     num_labels = row.shape[0]
     if not use_gold:
-        return np.float64(_seg_max(row))
+        return np.float64(segment_max(row))
     if gold_label < 0 or gold_label >= num_labels:
-        return np.float64(_seg_max(row)) + 1.0
+        return np.float64(segment_max(row)) + 1.0
     # fl(max(x) + 1) == max(fl(x + 1)) since rounding is monotone: same value as the reference.
     m = np.float64(row[gold_label])
     if gold_label > 0:
-        m = max(m, np.float64(_seg_max(row[:gold_label])) + 1.0)
+        m = max(m, np.float64(segment_max(row[:gold_label])) + 1.0)
     if gold_label + 1 < num_labels:
-        m = max(m, np.float64(_seg_max(row[gold_label + 1 :])) + 1.0)
+        m = max(m, np.float64(segment_max(row[gold_label + 1 :])) + 1.0)
     return m
 
 
-@njit(cache=True, fastmath=_FASTMATH)
+@njit(cache=True, fastmath=FASTMATH)
 def _label_argmax(row, gold_label, use_gold, target):  # pragma: no cover - compiled code
     """Smallest label whose (cost-augmented) float64 score equals ``target`` (the max)."""
     num_labels = row.shape[0]
@@ -142,7 +81,7 @@ def _label_argmax(row, gold_label, use_gold, target):  # pragma: no cover - comp
     native_target = row.dtype.type(target)  # exact: target is a row value widened to float64
     start = 0
     # Skip whole blocks whose (vectorised) max is below the target, then scan one block.
-    while start + _BLOCK <= num_labels and _seg_max(row[start : start + _BLOCK]) != native_target:
+    while start + _BLOCK <= num_labels and segment_max(row[start : start + _BLOCK]) != native_target:
         start += _BLOCK
     for l in range(start, num_labels):
         if row[l] == native_target:
@@ -150,16 +89,108 @@ def _label_argmax(row, gold_label, use_gold, target):  # pragma: no cover - comp
     return 0  # unreachable for finite scores
 
 
-@njit(cache=True, parallel=True, fastmath=_FASTMATH)
+@njit(cache=True, fastmath=FASTMATH)
+def _label_pass(sent, gold, use_gold, n, label_max):  # pragma: no cover - compiled code
+    """label_max[i, j] = max_l (cost-augmented) sent[i, j, l] for 0 <= i < j <= n.
+
+    sent: (>= n + 1, >= n + 1, L); gold: (>= n + 1, >= n + 1), read only if use_gold;
+    label_max: (n + 1, n + 1), upper triangle written. Streams every span's L scores once, in
+    memory order.
+    """
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            # Prefetch the span _PREFETCH_AHEAD places further in this order: the rest of row i,
+            # then row i + 1 from (i + 1, i + 2).
+            ahead = j + _PREFETCH_AHEAD
+            if ahead <= n:
+                prefetch_row(sent[i, ahead])
+            elif i + 1 + ahead - n <= n:
+                prefetch_row(sent[i + 1, i + 1 + ahead - n])
+            g = gold[i, j] if use_gold else -1
+            label_max[i, j] = _label_max(sent[i, j], g, use_gold)
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _fill_chart(label_max, n, chart):  # pragma: no cover - compiled code
+    """CKY over the best scores only (no backpointers), by increasing span length.
+
+    label_max: (n + 1, n + 1) from the label pass; chart: (n + 1, n + 1), filled symmetrically,
+    chart[i, j] == chart[j, i] == best[i, j] for i < j. Returns best[0, n].
+    """
+    for i in range(n):
+        chart[i, i + 1] = label_max[i, i + 1]
+        chart[i + 1, i] = label_max[i, i + 1]
+    for length in range(2, n + 1):
+        for i in range(n - length + 1):
+            j = i + length
+            # Zero-based slices: a loop from 0 vectorises, one from i + 2 does not.
+            left = chart[i, i + 1 : j]  # left[k - i - 1] = best[i, k]
+            right = chart[j, i + 1 : j]  # right[k - i - 1] = best[k, j]
+            split = left[0] + right[0]
+            for k in range(1, length - 1):
+                split = maxnum(split, left[k] + right[k])
+            value = label_max[i, j] + split
+            chart[i, j] = value
+            chart[j, i] = value
+    return chart[0, n]
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _best_split(chart, i, j):  # pragma: no cover - compiled code
+    """The smallest split k in (i, j) that maximises best[i, k] + best[k, j] (j - i >= 2)."""
+    left = chart[i, i + 1 : j]  # left[k - i - 1] = best[i, k]
+    right = chart[j, i + 1 : j]  # right[k - i - 1] = best[k, j]
+    best_k = 0
+    best_split = left[0] + right[0]
+    for k in range(1, j - i - 1):
+        value = left[k] + right[k]
+        if value > best_split:  # strict: smallest k among ties
+            best_split = value
+            best_k = k
+    return best_k + i + 1
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _trace_back(
+    sent, gold, use_gold, label_max, chart, n, stack, out_spans
+):  # pragma: no cover - compiled code
+    """Write the 2n - 1 spans of the best tree to out_spans (2n - 1, 3), rows (i, j, label) in
+    pre-order, recovering each span's label and split from label_max and the chart.
+
+    stack: (>= n + 1, 2) int64 workspace of pending (i, j).
+    """
+    stack[0, 0] = 0
+    stack[0, 1] = n
+    top = 1
+    pos = 0
+    while top > 0:
+        top -= 1
+        i = stack[top, 0]
+        j = stack[top, 1]
+        g = gold[i, j] if use_gold else -1
+        out_spans[pos, 0] = i
+        out_spans[pos, 1] = j
+        out_spans[pos, 2] = _label_argmax(sent[i, j], g, use_gold, label_max[i, j])
+        pos += 1
+        if j - i > 1:
+            k = _best_split(chart, i, j)
+            stack[top, 0] = k  # right child popped after the whole left subtree
+            stack[top, 1] = j
+            stack[top + 1, 0] = i
+            stack[top + 1, 1] = k
+            top += 2
+
+
+@njit(cache=True, parallel=True, fastmath=FASTMATH)
 def _cky_batch(
     scores, lengths, gold, use_gold, order, num_workers, offsets, out_spans, out_scores
 ):  # pragma: no cover - compiled code
     """Decode every sentence: fills out_spans (sum(2 * lengths - 1), 3) and out_scores (B,).
 
     scores: (B, max_len + 1, max_len + 1, L) float32/float64, C-contiguous; lengths: (B,) int64;
-    gold: (B, max_len + 1, max_len + 1) int64 (ignored unless use_gold); order: (B,) sentence ids,
-    longest first; worker w decodes order[w], order[w + num_workers], ...; sentence b's spans go
-    to out_spans[offsets[b] : offsets[b] + 2 * lengths[b] - 1].
+    gold: (B, max_len + 1, max_len + 1) int64 (a dummy (1, 1, 1) unless use_gold); order: (B,)
+    sentence ids, longest first; worker w decodes order[w], order[w + num_workers], ...;
+    sentence b's spans go to out_spans[offsets[b] : offsets[b] + 2 * lengths[b] - 1].
     """
     batch_size = scores.shape[0]
     max_fence = scores.shape[1]  # max_len + 1
@@ -171,73 +202,14 @@ def _cky_batch(
             b = order[t]
             n = lengths[b]
             sent = scores[b]  # (max_len + 1, max_len + 1, L)
+            sent_gold = gold[b] if use_gold else gold[0]  # (max_len + 1, max_len + 1)
             # Compact (n + 1, n + 1) views so short sentences stay cache-resident.
-            # chart[i, j] == chart[j, i] == best[i, j] (symmetric: both split operands contiguous)
             chart = chart_buf[: (n + 1) * (n + 1)].reshape((n + 1, n + 1))
-            # label_max[i, j] = max_l (augmented) s[i, j, l], upper triangle only
             label_max = label_buf[: (n + 1) * (n + 1)].reshape((n + 1, n + 1))
-
-            # 1. Label pass: stream every span's L scores once, in memory order.
-            for i in range(n):
-                for j in range(i + 1, n + 1):
-                    # Prefetch the span _PREFETCH_AHEAD places further in this order: the rest
-                    # of row i, then row i + 1 from (i + 1, i + 2). ~5-10% faster (measured).
-                    ahead = j + _PREFETCH_AHEAD
-                    if ahead <= n:
-                        _prefetch_row(sent[i, ahead])
-                    elif i + 1 + ahead - n <= n:
-                        _prefetch_row(sent[i + 1, i + 1 + ahead - n])
-                    g = gold[b, i, j] if use_gold else -1
-                    label_max[i, j] = _label_max(sent[i, j], g, use_gold)
-
-            # 2. CKY over the best scores only (no backpointers), by increasing span length.
-            for i in range(n):
-                chart[i, i + 1] = label_max[i, i + 1]
-                chart[i + 1, i] = label_max[i, i + 1]
-            for length in range(2, n + 1):
-                for i in range(n - length + 1):
-                    j = i + length
-                    # Zero-based slices: a loop from 0 vectorises, one from i + 2 does not.
-                    left = chart[i, i + 1 : j]  # left[k - i - 1] = best[i, k]
-                    right = chart[j, i + 1 : j]  # right[k - i - 1] = best[k, j]
-                    split = left[0] + right[0]
-                    for k in range(1, length - 1):
-                        split = _maxnum(split, left[k] + right[k])
-                    value = label_max[i, j] + split
-                    chart[i, j] = value
-                    chart[j, i] = value
-            out_scores[b] = chart[0, n]
-
-            # 3. Trace back the 2n - 1 spans in pre-order, recovering argmaxes on the fly.
-            stack[0, 0] = 0
-            stack[0, 1] = n
-            top = 1
-            pos = offsets[b]
-            while top > 0:
-                top -= 1
-                i = stack[top, 0]
-                j = stack[top, 1]
-                g = gold[b, i, j] if use_gold else -1
-                out_spans[pos, 0] = i
-                out_spans[pos, 1] = j
-                out_spans[pos, 2] = _label_argmax(sent[i, j], g, use_gold, label_max[i, j])
-                pos += 1
-                if j - i > 1:
-                    left = chart[i, i + 1 : j]
-                    right = chart[j, i + 1 : j]
-                    best_k = 0
-                    best_split = left[0] + right[0]
-                    for k in range(1, j - i - 1):
-                        value = left[k] + right[k]
-                        if value > best_split:  # strict: smallest k among ties
-                            best_split = value
-                            best_k = k
-                    best_k += i + 1
-                    stack[top, 0] = best_k  # right child popped after the whole left subtree
-                    stack[top, 1] = j
-                    stack[top + 1, 0] = i
-                    stack[top + 1, 1] = best_k
-                    top += 2
+            _label_pass(sent, sent_gold, use_gold, n, label_max)
+            out_scores[b] = _fill_chart(label_max, n, chart)
+            spans = out_spans[offsets[b] : offsets[b] + 2 * n - 1]  # (2n - 1, 3)
+            _trace_back(sent, sent_gold, use_gold, label_max, chart, n, stack, spans)
 
 
 def cky_decode(

@@ -1,23 +1,20 @@
-"""Exact batched decoders for the joint span (HPSG-style) representation (numba, CPU).
+"""Exact batched decoder for the joint span (HPSG-style) representation (numba, CPU).
 
 Implements the decoder of Zhou & Zhao (2019), "Head-Driven Phrase Structure Grammar Parsing on Penn
 Treebank" (ACL), sec. 3.3, used unchanged by Mrini et al. (2020), "Rethinking Self-Attention:
 Towards Interpretability in Neural Parsing" (Findings of EMNLP, LAL-Parser): one binary tree over
 the words whose every span has a head word, so that a constituency tree and a dependency tree are
-decoded together. Two exact algorithms return bit-identical results:
-
-* ``algorithm="cubic5"``: the authors' O(n^5) recurrence (their ``hpsg_decoder.pyx``: loops over
-  split k, left head, right head, with value and back-pointer charts and strict ``>`` updates),
-  compiled with numba and batched exactly like the fast one so that speed comparisons are fair.
-* ``algorithm="fast"``: an O(n^4) algorithm (below) that separates the choice of the dependent's
-  head from the choice of the split point, with explicit 8-lane vector kernels (see "Speed").
+decoded together. The authors' recurrence is O(n^5); this decoder computes the same maximum and
+the same tree in O(n^4) (below), bit for bit. The authors' recurrence, compiled the same way, is
+the oracle of the tests (:mod:`tests.oracles.joint_span_n5`).
 
 Semantics (one sentence of n words, fenceposts 0..n, word w is span (w - 1, w))
 -------------------------------------------------------------------------------
 Inputs, combined exactly as given (the caller applies the lambda / 1 - lambda weights):
 
-* ``span_scores[i, j, l]``, i < j: score of span (i, j) with label l; l = 0 is "empty" (not a
-  constituent), l = 1 is ``<H>`` (the sub-head node), 2..L-1 are phrase labels; L >= 3.
+* ``span_scores[i, j, l]``, i < j: score of span (i, j) with label l; l = ``EMPTY`` (0) is "not a
+  constituent", l = ``SUB_HEAD`` (1) is ``<H>`` (the sub-head node), 2..L-1 are phrase labels;
+  L >= 3.
 * ``arc_scores[h, d]``: score of the arc head h -> dependent word d, for d in 1..n and h in 0..n
   (h = 0 is the root). Column 0 and the diagonal are never read.
 
@@ -45,12 +42,13 @@ The tree score is therefore the sum of the 2n - 1 chosen span-label scores and t
 the whole sentence takes ``one_label``, every head child and every single-word dependent
 ``multi_label``, every longer dependent ``one_label``.
 
-Arithmetic and ties (identical in :mod:`~tests.oracles.joint_span_reference`):
+Arithmetic and ties (identical in the oracles :mod:`tests.oracles.joint_span_reference` and
+:mod:`tests.oracles.joint_span_n5`):
 
 * Everything is computed in the working dtype: float32 if both inputs are float32, else float64,
-  with the additions grouped exactly as written above, so all three implementations return the
-  same bits. (The authors add ``X + multi`` first, then the arc; we add the arc first because
-  the fast algorithm needs ``max_d (X + arc)`` as a unit. Exact values are the same; only the
+  with the additions grouped exactly as written above, so all implementations return the same
+  bits. (The authors add ``X + multi`` first, then the arc; we add the arc first because the
+  O(n^4) algorithm needs ``max_d (X + arc)`` as a unit. Exact values are the same; only the
   rounding of near-ties can differ from the authors' float32 code.)
 * Ties: smallest root head h; then, in every span, smallest split k, then smallest dependent head
   d (this is the order of the authors' loops ``for k: for hl: for hr`` with strict ``>``); among
@@ -63,8 +61,8 @@ Outputs: ``spans[b]`` int64 (2n - 1, 3) rows (i, j, label) in pre-order (parent,
 right subtree); ``heads[b]`` int64 (n,), ``heads[b][w - 1]`` = head of word w (0 = root);
 ``scores`` float64 (batch,), the tree scores (as computed in the working dtype).
 
-The fast algorithm, O(n^4), exact
----------------------------------
+The algorithm, O(n^4), exact
+----------------------------
 The O(n^5) recurrence maximises over (k, d) jointly. Since the split k fixes the dependent
 child's span and the arc term only needs its head d, the max over d can be taken first, once per
 (dependent span, outside head h) pair, and reused for every enclosing span::
@@ -91,21 +89,19 @@ the first (k, d) whose candidate equals the node's maximum (O(n) per node), whic
 above. Maxima are exact in any order, and the fastmath flags used (no-NaN, no-signed-zero) change
 no result. ``-inf`` scores (masked labels or arcs) are supported; NaN and ``+inf`` are not.
 
-Speed (``benchmarks/joint_span_speed.py``: batch of 100, 112 labels, float32, one thread on a
-shared 2-core AMD EPYC (Zen 1) VM; the O(n^5) decoder timed the same way): about 3x faster at 10
-words, 9x at 20, 27-32x at 40 and 62-79x at 80; time grows like n^3.3 between 40 and 80 words
-(O(n^5) decoder: n^4.6). At 40 words even the plain O(n^3) span CKY on the same span scores is
-only ~90x faster than the O(n^5) decoder: reading the 112 scores of every span from memory is a
-floor that both share.
-
+Design (the benchmark is ``benchmarks/joint_span_speed.py``)
+------------------------------------------------------------
+* Each sentence goes through four phases: the label tables (:func:`_label_tables`), the chart
+  fill (:func:`_fill_charts`: per span, :func:`_span_value` then :func:`_attach_outside`), the
+  root (:func:`_best_root`) and the traceback (:func:`_trace_back`).
 * Both hot loops (split maximum, DL/DR) are 8-lane ``<8 x float>`` LLVM vector code with the
   accumulator in a register (:func:`_split_max`, :func:`_max_of_broadcast_sums`): LLVM's own loop
   vectoriser only enters its vector body for 32 or more iterations, and most loops here are
   shorter. Chart rows are padded so that a kernel may read and write up to 7 lanes past its range;
   the spill goes to parts of the rows that are written afterwards or never read.
-* Per sentence, the label pass reads every span's L scores once (memory-bound: ~35 us of the
-  ~170 us per 40-word sentence); the O(n^4) arithmetic is the rest. The O(n^5) decoder does ~4x
-  more candidate updates at 40 words (n / 10), one scalar compare-and-branch each.
+* The label tables read every span's L scores once, which is bound by memory bandwidth; the
+  O(n^4) arithmetic is the rest. The plain span CKY (:mod:`~lal_allennlp.decoding.cky`) reads the
+  same scores, so it bounds the speed of any decoder of these charts from above.
 * One numba call decodes the batch; workers are parallel over sentences (``prange``), dealt out
   longest first, each reusing one workspace of 3 (n + 1)^2 padded rows (44 MB at 150 words).
 """
@@ -119,40 +115,38 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from lal_allennlp.decoding.cky import _maxnum, _seg_max
+from lal_allennlp.decoding.kernels import FASTMATH, maxnum, segment_max
 
-__all__ = ["joint_span_decode", "ALGORITHMS"]
+__all__ = ["joint_span_decode", "EMPTY", "SUB_HEAD"]
 
-ALGORITHMS = ("fast", "cubic5")
 EMPTY = 0  # label id of "no constituent"
 SUB_HEAD = 1  # label id of <H>
-_FASTMATH = {"nnan", "nsz"}  # exact for finite inputs; lets the max reductions vectorise
 _ROLE_HEAD, _ROLE_DEP, _ROLE_ROOT = 0, 1, 2
 
 
 # ----------------------------------------------------------------------------------------------
-# Shared pieces: label tables, label ids, output of one node.
+# Label tables, label ids, output of one node.
 # ----------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, fastmath=FASTMATH, inline="always")
 def _first_label(i, j, n):  # pragma: no cover - compiled code
     """Smallest label id allowed for a non-empty span (i, j): no <H> on words or the sentence."""
     return SUB_HEAD + 1 if j - i == 1 or j - i == n else SUB_HEAD
 
 
-@njit(cache=True, fastmath=_FASTMATH)
+@njit(cache=True, fastmath=FASTMATH)
 def _label_tables(sent, n, label_one, label_multi):  # pragma: no cover - compiled code
     """label_one[i, j] = best allowed non-empty score; label_multi[i, j] = max(that, empty)."""
     for i in range(n):
         for j in range(i + 1, n + 1):
             row = sent[i, j]  # (L,)
-            best = _seg_max(row[_first_label(i, j, n) :])
+            best = segment_max(row[_first_label(i, j, n) :])
             label_one[i, j] = best
-            label_multi[i, j] = _maxnum(row[EMPTY], best)
+            label_multi[i, j] = maxnum(row[EMPTY], best)
 
 
-@njit(cache=True, fastmath=_FASTMATH)
+@njit(cache=True, fastmath=FASTMATH)
 def _node_label(row, first, one_value, use_one):  # pragma: no cover - compiled code
     """Label id of a node: smallest maximiser among the allowed non-empty labels (use_one), or
     empty if it scores at least as much (multi)."""
@@ -164,7 +158,7 @@ def _node_label(row, first, one_value, use_one):  # pragma: no cover - compiled 
     return first  # unreachable for finite scores
 
 
-@njit(cache=True, fastmath=_FASTMATH, inline="always")
+@njit(cache=True, fastmath=FASTMATH, inline="always")
 def _emit(out_spans, pos, sent, label_one, i, j, n, role):  # pragma: no cover - compiled code
     """Write node (i, j) with the label its role takes, at row pos of out_spans."""
     use_one = role == _ROLE_ROOT or (role == _ROLE_DEP and j - i > 1)
@@ -242,7 +236,7 @@ def _split_max(
         scalar_type = context.get_data_type(x_t.dtype)
         vector_type = ir.VectorType(scalar_type, _LANES)
         align = context.get_abi_sizeof(scalar_type)
-        maxnum = _maxnum_vector(builder, vector_type, 8 * align)
+        vector_max = _maxnum_vector(builder, vector_type, 8 * align)
 
         def load(array_type, array_value, offset):
             pointer = _vector_pointer(
@@ -265,7 +259,7 @@ def _split_max(
                 load(a_t, a_v, builder.add(a_off_v, shift)),
                 load(b_t, b_v, builder.add(b_off_v, shift)),
             )
-            builder.store(builder.call(maxnum, [builder.load(acc), value]), acc)
+            builder.store(builder.call(vector_max, [builder.load(acc), value]), acc)
         raw = builder.load(acc)
         store(x_t, x_v, x_off_v, builder.fadd(raw, _broadcast(builder, vector_type, one_v)))
         multi = builder.fadd(raw, _broadcast(builder, vector_type, multi_v))
@@ -289,7 +283,7 @@ def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, a_step, 
         scalar_type = context.get_data_type(signature.args[0].dtype)
         vector_type = ir.VectorType(scalar_type, _LANES)
         align = context.get_abi_sizeof(scalar_type)
-        maxnum = _maxnum_vector(builder, vector_type, 8 * align)
+        vector_max = _maxnum_vector(builder, vector_type, 8 * align)
         x_data = context.make_array(signature.args[2])(context, builder, x_v).data
         a_type = signature.args[4]
 
@@ -312,7 +306,7 @@ def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, a_step, 
         acc = cgutils.alloca_once_value(builder, term(zero))
         with cgutils.for_range(builder, builder.sub(count_v, one)) as loop:
             value = term(builder.add(loop.index, one))
-            builder.store(builder.call(maxnum, [builder.load(acc), value]), acc)
+            builder.store(builder.call(vector_max, [builder.load(acc), value]), acc)
         out = _vector_pointer(context, builder, signature.args[0], dst_v, dst_off_v, vector_type)
         builder.store(builder.load(acc), out, align=align)
         return context.get_dummy_value()
@@ -327,99 +321,115 @@ def _padded_stride(size: int) -> int:
 
 _padded_stride_jit = njit(cache=True)(_padded_stride)
 
-
 # ----------------------------------------------------------------------------------------------
-# The fast O(n^4) decoder.
+# The O(n^4) decoder, phase by phase.
 # ----------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, fastmath=_FASTMATH)
-def _fast_sentence(
-    sent, arc, n, S, E, X, lab_buf, arc_t, stack, out_spans, out_heads
-):  # pragma: no cover - compiled code
-    """Decode one sentence with the O(n^4) algorithm; returns the tree score (working dtype).
+@njit(cache=True, fastmath=FASTMATH)
+def _transpose_arcs(arc, n, stride, arc_t):  # pragma: no cover - compiled code
+    """arc_t[d * stride + h] = arc[h, d] for d, h in [0, n]: the arcs into d as one row."""
+    for d in range(n + 1):
+        for h in range(n + 1):
+            arc_t[d * stride + h] = arc[h, d]
 
-    sent: (>= n + 1, >= n + 1, L); arc: (>= n + 1, >= n + 1) [head, dependent]. S, E, X: flat
-    workspaces of (n + 1)^2 rows of ``stride = _padded_stride(n + 1)`` elements, zero-filled once
-    (row (a, b) starts at ((a (n + 1) + b) stride)); arc_t: (n + 1) rows of ``stride``; lab_buf:
-    2 (n + 1)^2. Chart contents (see the module docstring), for row (a, b):
-    S: multi[a, b, h] for h in (a, b], DL[a, b, h] for h > b; E (row (j, k)): DR[k, j, h] for
-    h <= k, multi[k, j, h] for h in (k, j]; X: the value of (a, b, h) as a dependent.
+
+@njit(cache=True, fastmath=FASTMATH)
+def _span_value(i, j, size, stride, S, E, X, one_score, multi_score):  # pragma: no cover
+    """Span (i, j), j - i >= 2, for every head h in (i, j], 8 lanes at a time:
+
+        raw[i, j, h] = max_{k in (i, j)} S[i, k, h] + E[j, k, h]
+        X[i, j, h] = raw + one_score;  S[i, j, h] = E[j, i, h] = raw + multi_score (multi)
+
+    Lanes past j land in parts of the rows that are written later or never read.
+    """
+    length = j - i
+    row_s = (i * size + j) * stride  # row (i, j) of S and X
+    row_e = (j * size + i) * stride  # row (j, i) of E
+    first_s = (i * size + i + 1) * stride + i + 1  # S[i, i + 1, i + 1]
+    first_e = (j * size + i + 1) * stride + i + 1  # E[j, i + 1, i + 1]
+    for lane in range(0, length, _LANES):
+        _split_max(
+            X,
+            S,
+            E,
+            row_s + i + 1 + lane,
+            row_s + i + 1 + lane,
+            row_e + i + 1 + lane,
+            one_score,
+            multi_score,
+            S,
+            first_s + lane,
+            E,
+            first_e + lane,
+            stride,
+            length - 1,
+        )
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _attach_outside(i, j, n, size, stride, S, E, X, arc_t):  # pragma: no cover - compiled code
+    """Best attachment of span (i, j), as a dependent, to every head outside it:
+
+        DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d]   for h in (j, n]  (into S)
+        DR[i, j, h] = the same                                   for h in [1, i]  (into E)
+
+    DL overwrites the lanes that :func:`_span_value` wrote past j. DR goes in chunks ending at
+    h = i; the first chunk may start before h = 1, in the unused padding that ends the previous
+    row.
+    """
+    length = j - i
+    row_s = (i * size + j) * stride  # row (i, j) of S and X
+    row_e = (j * size + i) * stride  # row (j, i) of E
+    for lane in range(0, n - j, _LANES):
+        _max_of_broadcast_sums(
+            S,
+            row_s + j + 1 + lane,
+            X,
+            row_s + i + 1,
+            arc_t,
+            (i + 1) * stride + j + 1 + lane,
+            stride,
+            length,
+        )
+    for end in range(i + 1, 1, -_LANES):
+        _max_of_broadcast_sums(
+            E,
+            row_e + end - _LANES,
+            X,
+            row_s + i + 1,
+            arc_t,
+            (i + 1) * stride + end - _LANES,
+            stride,
+            length,
+        )
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _fill_charts(n, S, E, X, label_one, label_multi, arc_t):  # pragma: no cover - compiled code
+    """Fill S, E and X (layout in :func:`_decode_sentence`) for every span.
+
+    Spans by increasing end j, then decreasing start i: all sub-spans are ready when needed.
     """
     size = n + 1
     stride = _padded_stride_jit(size)
-    label_one = lab_buf[: size * size].reshape((size, size))
-    label_multi = lab_buf[size * size : 2 * size * size].reshape((size, size))
-    for d in range(size):  # arc_t[d, h] = arc[h, d]
-        for h in range(size):
-            arc_t[d * stride + h] = arc[h, d]
-    _label_tables(sent, n, label_one, label_multi)
-
-    # Spans by increasing end j, then decreasing start i: all sub-spans are ready when needed.
     for j in range(1, n + 1):
         for i in range(j - 1, -1, -1):
-            length = j - i
-            row_s = (i * size + j) * stride  # row (i, j) of S and X
-            row_e = (j * size + i) * stride  # row (j, i) of E
-            if length == 1:
+            if j - i == 1:  # a single word: one = multi = X = multi_label
                 value = label_multi[i, j]
-                X[row_s + j] = value
-                S[row_s + j] = value
-                E[row_e + j] = value
+                X[(i * size + j) * stride + j] = value
+                S[(i * size + j) * stride + j] = value
+                E[(j * size + i) * stride + j] = value
             else:
-                # raw[i, j, h] = max_{k in (i, j)} S[i, k, h] + E[j, k, h] for h in (i, j], then
-                # X = raw + one_label, multi = raw + multi_label (into S and E), 8 lanes at a time;
-                # lanes past j land in parts of the rows that are written later or never read.
-                first_s = (i * size + i + 1) * stride + i + 1  # S[i, i + 1, i + 1]
-                first_e = (j * size + i + 1) * stride + i + 1  # E[j, i + 1, i + 1]
-                for lane in range(0, length, _LANES):
-                    _split_max(
-                        X,
-                        S,
-                        E,
-                        row_s + i + 1 + lane,
-                        row_s + i + 1 + lane,
-                        row_e + i + 1 + lane,
-                        label_one[i, j],
-                        label_multi[i, j],
-                        S,
-                        first_s + lane,
-                        E,
-                        first_e + lane,
-                        stride,
-                        length - 1,
-                    )
-            if length == n:
-                continue
-            # Best attachment of this span, as a dependent, to every head outside it:
-            # DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d] for h in (j, n] (overwrites
-            # the lanes that the multi chunks above wrote past j) ...
-            for lane in range(0, n - j, _LANES):
-                _max_of_broadcast_sums(
-                    S,
-                    row_s + j + 1 + lane,
-                    X,
-                    row_s + i + 1,
-                    arc_t,
-                    (i + 1) * stride + j + 1 + lane,
-                    stride,
-                    length,
-                )
-            # ... and DR[i, j, h] for h in [1, i], in chunks ending at h = i (the first chunk may
-            # start before h = 1, in the unused padding that ends the previous row).
-            for end in range(i + 1, 1, -_LANES):
-                _max_of_broadcast_sums(
-                    E,
-                    row_e + end - _LANES,
-                    X,
-                    row_s + i + 1,
-                    arc_t,
-                    (i + 1) * stride + end - _LANES,
-                    stride,
-                    length,
-                )
+                _span_value(i, j, size, stride, S, E, X, label_one[i, j], label_multi[i, j])
+            if j - i < n:
+                _attach_outside(i, j, n, size, stride, S, E, X, arc_t)
 
-    # Root: the whole sentence is a `one` span (for n = 1: one_label of the single word).
+
+@njit(cache=True, fastmath=FASTMATH)
+def _best_root(X, arc, label_one, n, stride):  # pragma: no cover - compiled code
+    """(root, score): the smallest h maximising one[0, n, h] + arc[0, h] (the whole sentence is a
+    ``one`` span; for n = 1, one_label of the single word)."""
     row_root = n * stride  # row (0, n) of X
     root = 1
     score = (label_one[0, 1] if n == 1 else X[row_root + 1]) + arc[0, 1]
@@ -428,13 +438,53 @@ def _fast_sentence(
         if value > score:  # strict: smallest h among ties
             score = value
             root = h
+    return root, score
 
-    # Trace back in pre-order, recovering (k, d) of each node from the charts.
+
+@njit(cache=True, fastmath=FASTMATH)
+def _best_split(S, E, i, j, h, size, stride):  # pragma: no cover - compiled code
+    """(k, raw): raw = raw[i, j, h] = max_k S[i, k, h] + E[j, k, h], k the first split reaching it.
+
+    (The bound on k only matters for NaN scores, which are not supported.)
+    """
+    raw = S[(i * size + i + 1) * stride + h] + E[(j * size + i + 1) * stride + h]
+    for k in range(i + 2, j):
+        raw = maxnum(raw, S[(i * size + k) * stride + h] + E[(j * size + k) * stride + h])
+    k = i + 1
+    while k < j - 1 and S[(i * size + k) * stride + h] + E[(j * size + k) * stride + h] != raw:
+        k += 1
+    return k, raw
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _best_dependent(X, arc, row_dep, h, first, last, head_value, raw):  # pragma: no cover
+    """The first dependent head d in [first, last] with (X[dep, d] + arc[h, d]) + head_value ==
+    raw; row_dep: the dependent span's row of X."""
+    d = first
+    while d < last and (X[row_dep + d] + arc[h, d]) + head_value != raw:
+        d += 1
+    return d
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _push(stack, top, i, j, h, role):  # pragma: no cover - compiled code
+    stack[top, 0] = i
+    stack[top, 1] = j
+    stack[top, 2] = h
+    stack[top, 3] = role
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _trace_back(
+    sent, arc, n, S, E, X, label_one, root, stack, out_spans, out_heads
+):  # pragma: no cover - compiled code
+    """Write the 2n - 1 nodes of the best tree in pre-order to out_spans (2n - 1, 3) and the
+    heads to out_heads (n,), recovering the split k and dependent head d of each node from the
+    charts. stack: (>= n + 1, 4) int64 workspace of pending (i, j, head, role)."""
+    size = n + 1
+    stride = _padded_stride_jit(size)
     out_heads[root - 1] = 0
-    stack[0, 0] = 0
-    stack[0, 1] = n
-    stack[0, 2] = root
-    stack[0, 3] = _ROLE_ROOT
+    _push(stack, 0, 0, n, root, _ROLE_ROOT)
     top = 1
     pos = 0
     while top > 0:
@@ -446,55 +496,50 @@ def _fast_sentence(
         pos += 1
         if j - i == 1:
             continue
-        # raw[i, j, h] = max_k S[i, k, h] + E[j, k, h]; the first k reaching it, then the first d.
-        target = S[(i * size + i + 1) * stride + h] + E[(j * size + i + 1) * stride + h]
-        for k in range(i + 2, j):
-            target = _maxnum(
-                target, S[(i * size + k) * stride + h] + E[(j * size + k) * stride + h]
-            )
-        k = i + 1  # (the bounds on k and d only matter for NaN scores, which are not supported)
-        while (
-            k < j - 1 and S[(i * size + k) * stride + h] + E[(j * size + k) * stride + h] != target
-        ):
-            k += 1
+        k, raw = _best_split(S, E, i, j, h, size, stride)
         if h > k:  # head right: dependent head d in (i, k]
             head_value = E[(j * size + k) * stride + h]  # multi[k, j, h]
-            row_dep = (i * size + k) * stride  # X[i, k, .]
-            d = i + 1
-            while d < k and (X[row_dep + d] + arc[h, d]) + head_value != target:
-                d += 1
-            stack[top, 0] = k  # right child (head child), popped after the left subtree
-            stack[top, 1] = j
-            stack[top, 2] = h
-            stack[top, 3] = _ROLE_HEAD
-            stack[top + 1, 0] = i
-            stack[top + 1, 1] = k
-            stack[top + 1, 2] = d
-            stack[top + 1, 3] = _ROLE_DEP
+            d = _best_dependent(X, arc, (i * size + k) * stride, h, i + 1, k, head_value, raw)
+            _push(stack, top, k, j, h, _ROLE_HEAD)  # right child, popped after the left subtree
+            _push(stack, top + 1, i, k, d, _ROLE_DEP)
         else:  # head left: dependent head d in (k, j]
             head_value = S[(i * size + k) * stride + h]  # multi[i, k, h]
-            row_dep = (k * size + j) * stride  # X[k, j, .]
-            d = k + 1
-            while d < j and (X[row_dep + d] + arc[h, d]) + head_value != target:
-                d += 1
-            stack[top, 0] = k
-            stack[top, 1] = j
-            stack[top, 2] = d
-            stack[top, 3] = _ROLE_DEP
-            stack[top + 1, 0] = i
-            stack[top + 1, 1] = k
-            stack[top + 1, 2] = h
-            stack[top + 1, 3] = _ROLE_HEAD
+            d = _best_dependent(X, arc, (k * size + j) * stride, h, k + 1, j, head_value, raw)
+            _push(stack, top, k, j, d, _ROLE_DEP)
+            _push(stack, top + 1, i, k, h, _ROLE_HEAD)
         out_heads[d - 1] = h
         top += 2
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _decode_sentence(
+    sent, arc, n, S, E, X, lab_buf, arc_t, stack, out_spans, out_heads
+):  # pragma: no cover - compiled code
+    """Decode one sentence; returns the tree score (working dtype).
+
+    sent: (>= n + 1, >= n + 1, L); arc: (>= n + 1, >= n + 1) [head, dependent]. S, E, X: flat
+    workspaces of (n + 1)^2 rows of ``stride = _padded_stride(n + 1)`` elements, zero-filled once
+    (row (a, b) starts at ((a (n + 1) + b) stride)); arc_t: (n + 1) rows of ``stride``; lab_buf:
+    2 (n + 1)^2. Chart contents (see the module docstring), for row (a, b):
+    S: multi[a, b, h] for h in (a, b], DL[a, b, h] for h > b; E (row (j, k)): DR[k, j, h] for
+    h <= k, multi[k, j, h] for h in (k, j]; X: the value of (a, b, h) as a dependent.
+    """
+    size = n + 1
+    label_one = lab_buf[: size * size].reshape((size, size))
+    label_multi = lab_buf[size * size : 2 * size * size].reshape((size, size))
+    _transpose_arcs(arc, n, _padded_stride_jit(size), arc_t)
+    _label_tables(sent, n, label_one, label_multi)
+    _fill_charts(n, S, E, X, label_one, label_multi, arc_t)
+    root, score = _best_root(X, arc, label_one, n, _padded_stride_jit(size))
+    _trace_back(sent, arc, n, S, E, X, label_one, root, stack, out_spans, out_heads)
     return score
 
 
-@njit(cache=True, parallel=True, fastmath=_FASTMATH)
-def _fast_batch(
+@njit(cache=True, parallel=True, fastmath=FASTMATH)
+def _decode_batch(
     span_scores, arc_scores, lengths, order, num_workers, out_spans, out_heads, out_scores
 ):  # pragma: no cover - compiled code
-    """Decode every sentence of the batch with the fast algorithm (workers parallel over sentences).
+    """Decode every sentence of the batch (workers parallel over sentences).
 
     order: sentence ids longest first; worker w decodes order[w], order[w + num_workers], ...
     """
@@ -511,7 +556,7 @@ def _fast_batch(
         stack = np.empty((size + 1, 4), dtype=np.int64)
         for t in range(worker, batch_size, num_workers):
             b = order[t]
-            score = _fast_sentence(
+            out_scores[b] = _decode_sentence(
                 span_scores[b],
                 arc_scores[b],
                 lengths[b],
@@ -524,138 +569,6 @@ def _fast_batch(
                 out_spans[b],
                 out_heads[b],
             )
-            out_scores[b] = score
-
-
-# ----------------------------------------------------------------------------------------------
-# The authors' O(n^5) decoder, same recurrence and loop order, compiled the same way.
-# ----------------------------------------------------------------------------------------------
-
-
-@njit(cache=True, fastmath=_FASTMATH)
-def _cubic5_sentence(
-    sent, arc, n, one, multi, split, child_head, lab_buf, stack, out_spans, out_heads
-):  # pragma: no cover - compiled code
-    """Zhou & Zhao's ``hpsg_decoder.pyx`` recurrence for one sentence; returns the tree score.
-
-    one, multi: (>= n + 1)^3 value charts; split, child_head: (>= n + 1)^3 int32 back-pointers.
-    """
-    size = n + 1
-    label_one = lab_buf[: size * size].reshape((size, size))
-    label_multi = lab_buf[size * size : 2 * size * size].reshape((size, size))
-    _label_tables(sent, n, label_one, label_multi)
-    for length in range(1, n + 1):
-        for left in range(0, n + 1 - length):
-            right = left + length
-            if length == 1:
-                one[left, right, right] = label_one[left, right]
-                multi[left, right, right] = label_multi[left, right]
-                continue
-            for h in range(left + 1, right + 1):
-                one[left, right, h] = -np.inf
-                # Back-pointers of the first candidate, kept if no candidate beats -inf.
-                split[left, right, h] = left + 1
-                child_head[left, right, h] = left + 1 if h > left + 1 else left + 2
-            for k in range(left + 1, right):
-                for head_l in range(left + 1, k + 1):
-                    for head_r in range(k + 1, right + 1):
-                        # Head on the right: the left part (head head_l) depends on head_r.
-                        if k - left == 1:  # a single-word dependent may be empty
-                            dep_value = multi[left, k, head_l]
-                        else:
-                            dep_value = one[left, k, head_l]
-                        value = (dep_value + arc[head_r, head_l]) + multi[k, right, head_r]
-                        if value > one[left, right, head_r]:
-                            one[left, right, head_r] = value
-                            split[left, right, head_r] = k
-                            child_head[left, right, head_r] = head_l
-                        # Head on the left: the right part (head head_r) depends on head_l.
-                        if right - k == 1:
-                            dep_value = multi[k, right, head_r]
-                        else:
-                            dep_value = one[k, right, head_r]
-                        value = (dep_value + arc[head_l, head_r]) + multi[left, k, head_l]
-                        if value > one[left, right, head_l]:
-                            one[left, right, head_l] = value
-                            split[left, right, head_l] = k
-                            child_head[left, right, head_l] = head_r
-            one_score = label_one[left, right]
-            multi_score = label_multi[left, right]
-            for h in range(left + 1, right + 1):
-                multi[left, right, h] = one[left, right, h] + multi_score
-                one[left, right, h] = one[left, right, h] + one_score
-
-    root = 1
-    score = one[0, n, 1] + arc[0, 1]
-    for h in range(2, n + 1):
-        value = one[0, n, h] + arc[0, h]
-        if value > score:
-            score = value
-            root = h
-
-    out_heads[root - 1] = 0
-    stack[0, 0] = 0
-    stack[0, 1] = n
-    stack[0, 2] = root
-    stack[0, 3] = _ROLE_ROOT
-    top = 1
-    pos = 0
-    while top > 0:
-        top -= 1
-        i = stack[top, 0]
-        j = stack[top, 1]
-        h = stack[top, 2]
-        _emit(out_spans, pos, sent, label_one, i, j, n, stack[top, 3])
-        pos += 1
-        if j - i == 1:
-            continue
-        k = split[i, j, h]
-        d = child_head[i, j, h]
-        out_heads[d - 1] = h
-        stack[top, 0] = k
-        stack[top, 1] = j
-        stack[top, 2] = h if h > k else d
-        stack[top, 3] = _ROLE_HEAD if h > k else _ROLE_DEP
-        stack[top + 1, 0] = i
-        stack[top + 1, 1] = k
-        stack[top + 1, 2] = d if h > k else h
-        stack[top + 1, 3] = _ROLE_DEP if h > k else _ROLE_HEAD
-        top += 2
-    return score
-
-
-@njit(cache=True, parallel=True, fastmath=_FASTMATH)
-def _cubic5_batch(
-    span_scores, arc_scores, lengths, order, num_workers, out_spans, out_heads, out_scores
-):  # pragma: no cover - compiled code
-    """Decode every sentence of the batch with the O(n^5) recurrence (same batching as the fast)."""
-    batch_size = span_scores.shape[0]
-    size = lengths[order[0]] + 1
-    for worker in prange(num_workers):
-        one_buf = np.empty(size**3, dtype=span_scores.dtype)
-        multi_buf = np.empty(size**3, dtype=span_scores.dtype)
-        split_buf = np.zeros(size**3, dtype=np.int32)
-        head_buf = np.zeros(size**3, dtype=np.int32)
-        lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
-        stack = np.empty((size + 1, 4), dtype=np.int64)
-        for t in range(worker, batch_size, num_workers):
-            b = order[t]
-            n = lengths[b]
-            m = n + 1
-            score = _cubic5_sentence(
-                span_scores[b],
-                arc_scores[b],
-                n,
-                one_buf[: m**3].reshape((m, m, m)),
-                multi_buf[: m**3].reshape((m, m, m)),
-                split_buf[: m**3].reshape((m, m, m)),
-                head_buf[: m**3].reshape((m, m, m)),
-                lab_buf,
-                stack,
-                out_spans[b],
-                out_heads[b],
-            )
-            out_scores[b] = score
 
 
 # ----------------------------------------------------------------------------------------------
@@ -667,7 +580,6 @@ def joint_span_decode(
     span_scores: np.ndarray,
     arc_scores: np.ndarray,
     lengths: np.ndarray,
-    algorithm: str = "fast",
 ) -> Tuple[List[np.ndarray], List[np.ndarray], np.ndarray]:
     """Decode the best joint-span tree (labelled binary tree + dependency heads) of every sentence.
 
@@ -681,8 +593,6 @@ def joint_span_decode(
         Column 0, the diagonal and rows/columns past lengths[b] are never read.
     lengths : ``np.ndarray``, int, shape (batch,)
         Sentence lengths in words, each in [1, max_len].
-    algorithm : ``str``, optional (default = ``"fast"``)
-        ``"fast"`` (O(n^4)) or ``"cubic5"`` (the authors' O(n^5) recurrence); same results.
 
     Returns
     -------
@@ -695,8 +605,6 @@ def joint_span_decode(
 
     Both scores are computed in float32 if both inputs are float32, else in float64.
     """
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"algorithm must be one of {ALGORITHMS}, got {algorithm!r}")
     span_scores = np.asarray(span_scores)
     arc_scores = np.asarray(arc_scores)
     if span_scores.ndim != 4 or span_scores.shape[1] != span_scores.shape[2]:
@@ -727,8 +635,9 @@ def joint_span_decode(
     out_spans = np.zeros((batch_size, 2 * max_len - 1, 3), dtype=np.int64)
     out_heads = np.zeros((batch_size, max_len), dtype=np.int64)
     out_scores = np.empty(batch_size, dtype=np.float64)
-    kernel = _fast_batch if algorithm == "fast" else _cubic5_batch
-    kernel(span_scores, arc_scores, lengths, order, num_workers, out_spans, out_heads, out_scores)
+    _decode_batch(
+        span_scores, arc_scores, lengths, order, num_workers, out_spans, out_heads, out_scores
+    )
     spans = [out_spans[b, : 2 * n - 1] for b, n in enumerate(lengths.tolist())]
     heads = [out_heads[b, :n] for b, n in enumerate(lengths.tolist())]
     return spans, heads, out_scores

@@ -787,7 +787,7 @@ def _summary_block(counts: EvalbCounts) -> List[str]:
     valid = counts.valid_sentences
     recall = _percent(counts.matched, counts.gold)
     precision = _percent(counts.matched, counts.predicted)
-    # EVALB prints nan when both are 0; we print 0.00.
+    # EVALB prints nan when both are 0; this prints 0.00.
     f_measure = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
     return [
         "Number of sentence        = %6d" % counts.sentences,

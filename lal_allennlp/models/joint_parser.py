@@ -13,15 +13,13 @@ text field embedder -> [START] words [STOP] -> any `Seq2SeqEncoder` ->
 Training: loss = hinge loss over the labelled joint spans (Hamming-augmented CKY, as the span
 parser) + cross-entropy of each word's head + cross-entropy of its dependency label given the
 gold head (+ the POS tag loss). Decoding: the exact joint span decoder
-(`lal_allennlp.decoding.joint_span_decode`) on `lambda * span scores` and `(1 - lambda) *
+(`lal_allennlp.structs.JointSpanChart`) on `lambda * span scores` and `(1 - lambda) *
 log P(head | dependent)`; each word's label is the label classifier's best label for the
 decoded head.
 """
 from typing import Any, Dict, List, Optional, Sequence
 
-import numpy as np
 import torch
-from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
@@ -29,12 +27,13 @@ from allennlp.modules.matrix_attention import BilinearMatrixAttention
 from allennlp.nn import InitializerApplicator, util
 from allennlp.training.metrics import AttachmentScores
 
-from lal_allennlp.syntax.dependencies import DependencySentence, to_conllu
-from lal_allennlp.syntax.joint_spans import SUB_HEAD_LABEL, joint_spans_to_tree_and_heads
-from lal_allennlp.syntax.trees import tree_to_spans, tree_to_string
-from lal_allennlp.decoding import joint_span_decode
-from lal_allennlp.models.span_parser import SpanConstituencyParser
+from lal_allennlp.models.span_parser_base import Gold, SpanParserBase
 from lal_allennlp.modules.fast_dropout import FastDropout
+from lal_allennlp.structs import JointSpanChart, SpanChart, decoder_columns
+from lal_allennlp.structs.joint_span_chart import decoder_label_names
+from lal_allennlp.syntax.dependencies import DependencySentence, to_conllu
+from lal_allennlp.syntax.joint_spans import joint_spans_to_tree_and_heads
+from lal_allennlp.syntax.trees import tree_to_spans
 
 PTB_PUNCTUATION_TAGS = ("``", "''", ",", ".", ":")
 """POS tags of the words left out of UAS/LAS on the Penn Treebank (the usual convention)."""
@@ -73,7 +72,7 @@ class _PairLabelScorer(torch.nn.Module):
 
 
 @Model.register("lal_joint_parser")
-class JointSpanParser(SpanConstituencyParser):
+class JointSpanParser(SpanParserBase):
     """
     Registered as a `Model` with name "lal_joint_parser". Reads the instances of the `lal_ptb`
     reader with `joint_spans` (or `dependencies_dir` / `dependencies_path`) set.
@@ -137,31 +136,9 @@ class JointSpanParser(SpanConstituencyParser):
             tag_vocab[tag] for tag in self.punctuation_tags if tag in tag_vocab
         )
         self.attachment_scores = AttachmentScores()
-        self._decoder_labels = self._decoder_label_order(vocab)
+        self._decoder_columns = decoder_columns(self.span_labels)
+        self._decoder_names = decoder_label_names(self.span_labels, self._decoder_columns)
         initializer(self)
-
-    @staticmethod
-    def _decoder_label_order(vocab: Vocabulary) -> List[int]:
-        """
-        The chart column for each decoder label: decoder label 0 is empty (chart column 0),
-        1 is `<H>` (-1 when the vocabulary has no `<H>`: it then gets the score -inf), then the
-        other labels in vocabulary order (chart column `1 + vocabulary id`).
-        """
-        labels = vocab.get_token_to_index_vocabulary("span_labels")
-        sub_head = labels.get(SUB_HEAD_LABEL)
-        others = [1 + i for label, i in sorted(labels.items(), key=lambda x: x[1]) if i != sub_head]
-        order = [0, -1 if sub_head is None else 1 + sub_head] + others
-        while len(order) < 3:  # the decoder needs a phrase label; this one is never chosen
-            order.append(-1)
-        return order
-
-    def _decoder_label_names(self) -> List[str]:
-        names = ["", SUB_HEAD_LABEL]
-        for column in self._decoder_labels[2:]:
-            names.append(
-                "" if column < 0 else self.vocab.get_token_from_index(column - 1, "span_labels")
-            )
-        return names
 
     def forward(  # type: ignore
         self,
@@ -172,6 +149,7 @@ class JointSpanParser(SpanConstituencyParser):
         gold_span_labels: Optional[torch.LongTensor] = None,
         gold_heads: Optional[torch.LongTensor] = None,
         gold_dependency_labels: Optional[torch.LongTensor] = None,
+        explain: Optional[List[bool]] = None,
     ) -> Dict[str, Any]:
         """
         # Parameters
@@ -186,26 +164,24 @@ class JointSpanParser(SpanConstituencyParser):
         # Returns
 
         As `lal_span_parser` (with `spans` of the joint span decoder: all nodes of its binary
-        tree, labels in the decoder's order, see `_decoder_label_order`), plus `heads` and
-        `dependency_label_ids` (per sentence, one per word), and `loss` with gold data.
+        tree, in decoder labels, see `structs.decoder_columns`), plus `heads` and
+        `dependency_label_ids` (`(batch_size, max_length)`) when not training.
         """
-        if self.explain:
-            raise ConfigurationError(
-                "Explanations (label attention, head contributions) are given by "
-                "lal_span_parser models; lal_joint_parser does not compute them yet."
-            )
-        words = [m["words"] for m in metadata]
-        mask, encoded = self._encode(tokens, words)
-        max_length = mask.size(1)
-        chart, _ = self._span_chart(encoded, max_length)
-        chart_np = chart.detach().float().cpu().numpy()  # numpy has no bfloat16
-        lengths_np = mask.sum(dim=1).cpu().numpy()
-        output: Dict[str, Any] = {"mask": mask, "words": words}
-        loss = self._span_and_tag_loss(
-            output, encoded, mask, chart, chart_np, lengths_np, pos_tags, gold_spans,
-            gold_span_labels,
-        )
+        gold = {
+            "pos_tags": pos_tags,
+            "gold_spans": gold_spans,
+            "gold_span_labels": gold_span_labels,
+            "gold_heads": gold_heads,
+            "gold_dependency_labels": gold_dependency_labels,
+        }
+        return self._parse(tokens, metadata, gold, explain)
 
+    def _chart(
+        self, encoded: torch.Tensor, fenceposts: torch.Tensor, mask: torch.BoolTensor
+    ) -> JointSpanChart:
+        """The span chart and, for each word, the log-probability of every head."""
+        spans = self._span_chart(fenceposts, mask)
+        max_length = mask.size(1)
         # [START] stands for the root: heads are positions 0..n, dependents the words 1..n.
         heads_in, dependents_in = encoded[:, :-1], encoded[:, 1:-1]
         head_mask = torch.cat([mask.new_ones(mask.size(0), 1), mask], dim=1)
@@ -215,84 +191,80 @@ class JointSpanParser(SpanConstituencyParser):
         words = torch.arange(max_length, device=mask.device)
         allowed[:, words, words + 1] = False  # no word is its own head
         arc_log_probs = util.masked_log_softmax(arc_logits, allowed, dim=-1)
-        label_dependents = self.label_dependent(dependents_in)
-        label_heads = self.label_head(heads_in)
+        return JointSpanChart(spans, arc_log_probs, self._decoder_columns, self.span_weight)
 
-        if gold_heads is not None and gold_dependency_labels is not None:
-            arc_loss = self._word_mean(
-                -arc_log_probs.gather(2, gold_heads.unsqueeze(2)).squeeze(2), mask
-            )
-            label_logits = self._label_logits(label_dependents, label_heads, gold_heads)
-            label_loss = util.sequence_cross_entropy_with_logits(
-                label_logits, gold_dependency_labels, mask
-            )
+    def _loss(  # type: ignore[override]
+        self,
+        chart: JointSpanChart,
+        encoded: torch.Tensor,
+        mask: torch.BoolTensor,
+        tag_logits: Optional[torch.Tensor],
+        gold: Gold,
+    ) -> Optional[torch.Tensor]:
+        """The span parser's loss plus the weighted head and dependency label losses."""
+        loss = super()._loss(chart.spans, encoded, mask, tag_logits, gold)
+        gold_heads, gold_labels = gold.get("gold_heads"), gold.get("gold_dependency_labels")
+        if gold_heads is not None and gold_labels is not None:
+            label_logits = self._label_logits(encoded, gold_heads)
+            label_loss = util.sequence_cross_entropy_with_logits(label_logits, gold_labels, mask)
+            arc_loss = chart.arc_loss(gold_heads, mask)
             dependency_loss = self.dependency_loss_weight * (arc_loss + label_loss)
             loss = dependency_loss if loss is None else loss + dependency_loss
-        if loss is not None:
-            output["loss"] = loss
+        return loss
 
-        if not self.training:
-            self._decode(output, chart_np, arc_log_probs, lengths_np, label_dependents, label_heads)
-            if gold_heads is not None and gold_dependency_labels is not None:
-                self._score_dependencies(output, mask, pos_tags, gold_heads, gold_dependency_labels)
-            gold_trees = [m.get("gold_tree") for m in metadata]
-            if any(tree is not None for tree in gold_trees):
-                self.evalb(self._build_trees(output, metadata), gold_trees)
-        return output
-
-    @staticmethod
-    def _word_mean(values: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
-        """Mean over the real words of the batch."""
-        return (values * mask).sum() / mask.sum().clamp(min=1)
-
-    def _label_logits(
-        self, label_dependents: torch.Tensor, label_heads: torch.Tensor, heads: torch.LongTensor
-    ) -> torch.Tensor:
+    def _label_logits(self, encoded: torch.Tensor, heads: torch.LongTensor) -> torch.Tensor:
         """Label scores of each word with the given head: `(batch_size, max_length, labels)`."""
+        # shape (batch_size, max_length, label_dim) and (batch_size, max_length + 1, label_dim)
+        label_dependents = self.label_dependent(encoded[:, 1:-1])
+        label_heads = self.label_head(encoded[:, :-1])
         index = heads.unsqueeze(2).expand(-1, -1, label_heads.size(-1))
         # shape (batch_size, max_length, label_dim): the representation of each word's head
         chosen_heads = label_heads.gather(1, index)
         return self.label_scorer(label_dependents, chosen_heads)
 
-    def _decode(
+    def _decode(  # type: ignore[override]
         self,
-        output: Dict[str, Any],
-        chart_np: np.ndarray,
-        arc_log_probs: torch.Tensor,
-        lengths_np: np.ndarray,
-        label_dependents: torch.Tensor,
-        label_heads: torch.Tensor,
-    ) -> None:
-        """Runs the joint span decoder and the label classifier on its heads."""
-        batch_size, fences = chart_np.shape[:2]
-        columns = np.asarray(self._decoder_labels)
-        span_scores = chart_np[..., np.maximum(columns, 0)].astype(np.float64)
-        span_scores[..., columns < 0] = -np.inf
-        # shape (batch_size, max_length + 1, max_length + 1): [b, h, d], column 0 unused
-        arcs = np.zeros((batch_size, fences, fences), dtype=np.float64)
-        arcs[:, :, 1:] = arc_log_probs.detach().float().cpu().numpy().transpose(0, 2, 1)
-        spans, heads, _ = joint_span_decode(
-            self.span_weight * span_scores, (1.0 - self.span_weight) * arcs, lengths_np
-        )
-        output["spans"] = [s.tolist() for s in spans]
-        padded = np.zeros((batch_size, fences - 1), dtype=np.int64)
-        for b, sentence_heads in enumerate(heads):
-            padded[b, : len(sentence_heads)] = sentence_heads
-        predicted_heads = torch.as_tensor(padded, device=label_heads.device)
-        label_logits = self._label_logits(label_dependents, label_heads, predicted_heads)
-        output["heads"] = predicted_heads
-        output["dependency_label_ids"] = label_logits.argmax(-1)
-
-    def _score_dependencies(
-        self,
-        output: Dict[str, Any],
+        chart: JointSpanChart,
+        encoded: torch.Tensor,
         mask: torch.BoolTensor,
-        pos_tags: Optional[torch.LongTensor],
-        gold_heads: torch.LongTensor,
-        gold_labels: torch.LongTensor,
+        words: List[List[str]],
+        tags: List[List[str]],
+    ) -> Dict[str, Any]:
+        """
+        The joint span decoder's trees and heads, and the label classifier's best label for
+        each decoded head.
+        """
+        spans, heads = chart.decode()
+        trees = [
+            joint_spans_to_tree_and_heads(w, t, s, h, self._decoder_names)[0]
+            for w, t, s, h in zip(words, tags, spans, heads)
+        ]
+        padded = mask.new_zeros(mask.shape, dtype=torch.long)
+        for b, sentence_heads in enumerate(heads):
+            padded[b, : len(sentence_heads)] = torch.as_tensor(sentence_heads)
+        label_ids = self._label_logits(encoded, padded).argmax(-1)
+        return {
+            "trees": trees,
+            "labelled_spans": [tree_to_spans(tree)[2] for tree in trees],
+            "spans": [s.tolist() for s in spans],
+            "heads": padded,
+            "dependency_label_ids": label_ids,
+        }
+
+    def _update_metrics(
+        self,
+        output: Dict[str, Any],
+        metadata: List[Dict[str, Any]],
+        mask: torch.BoolTensor,
+        gold: Gold,
     ) -> None:
-        """UAS/LAS over the words whose gold POS tag is not punctuation."""
+        """EVALB, and UAS/LAS over the words whose gold POS tag is not punctuation."""
+        super()._update_metrics(output, metadata, mask, gold)
+        gold_heads, gold_labels = gold.get("gold_heads"), gold.get("gold_dependency_labels")
+        if gold_heads is None or gold_labels is None:
+            return
         scored = mask.clone()
+        pos_tags = gold.get("pos_tags")
         if pos_tags is not None and self._punctuation_ids:
             punctuation = torch.tensor(self._punctuation_ids, device=pos_tags.device)
             scored &= ~torch.isin(pos_tags, punctuation)
@@ -300,53 +272,26 @@ class JointSpanParser(SpanConstituencyParser):
             output["heads"], output["dependency_label_ids"], gold_heads, gold_labels, scored
         )
 
-    def _build_trees(self, output: Dict[str, Any], metadata: List[Dict[str, Any]]) -> list:
-        tags = self._tags_for(output, metadata)
-        names = self._decoder_label_names()
-        trees = []
-        for b, (meta, sentence_tags) in enumerate(zip(metadata, tags)):
-            n = len(meta["words"])
-            heads = output["heads"][b, :n].tolist()
-            tree, _ = joint_spans_to_tree_and_heads(
-                meta["words"], sentence_tags, output["spans"][b], heads, names
-            )
-            trees.append(tree)
-        return trees
-
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """
-        Adds `trees` (one-line bracketed strings), `labelled_spans` (the constituents, as the
-        span parser gives them), `pos_tags`, and per word `heads` (0 = root) and
-        `dependency_labels`, and `conllu` (the sentence in CoNLL-U).
+        As `lal_span_parser`'s (`trees`, `labelled_spans`, `pos_tags`), plus per word `heads`
+        (0 = root) and `dependency_labels`, and `conllu` (the sentence in CoNLL-U).
         """
-        words = output_dict["words"]
-        metadata = [{"words": w} for w in words]
-        tags = self._tags_for(output_dict, metadata)
-        trees = self._build_trees(output_dict, metadata)
-        heads, labels, conllu, spans = [], [], [], []
-        for b, (sentence, sentence_tags, tree) in enumerate(zip(words, tags, trees)):
-            n = len(sentence)
-            sentence_heads = output_dict["heads"][b, :n].tolist()
-            label_ids = output_dict["dependency_label_ids"][b, :n].tolist()
-            sentence_labels = [
-                self.vocab.get_token_from_index(i, "dependency_labels") for i in label_ids
+        output_dict = super().make_output_human_readable(output_dict)
+        heads = output_dict.pop("heads").tolist()
+        label_ids = output_dict.pop("dependency_label_ids").tolist()
+        output_dict["heads"], output_dict["dependency_labels"], output_dict["conllu"] = [], [], []
+        for b, (words, tags) in enumerate(zip(output_dict["words"], output_dict["pos_tags"])):
+            n = len(words)
+            sentence_heads = heads[b][:n]
+            labels = [
+                self.vocab.get_token_from_index(i, "dependency_labels") for i in label_ids[b][:n]
             ]
-            heads.append(sentence_heads)
-            labels.append(sentence_labels)
-            conllu.append(
-                to_conllu(
-                    DependencySentence(sentence, sentence_tags, sentence_heads, sentence_labels)
-                )
+            output_dict["heads"].append(sentence_heads)
+            output_dict["dependency_labels"].append(labels)
+            output_dict["conllu"].append(
+                to_conllu(DependencySentence(words, tags, sentence_heads, labels))
             )
-            spans.append(tree_to_spans(tree)[2])
-        output_dict.update(
-            pos_tags=tags,
-            trees=[tree_to_string(tree) for tree in trees],
-            labelled_spans=spans,
-            heads=heads,
-            dependency_labels=labels,
-            conllu=conllu,
-        )
         return output_dict
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
@@ -355,5 +300,3 @@ class JointSpanParser(SpanConstituencyParser):
             scores = self.attachment_scores.get_metric(reset)
             metrics.update(UAS=scores["UAS"], LAS=scores["LAS"])
         return metrics
-
-    default_predictor = "lal_parser"

@@ -2,8 +2,8 @@
 Dropout with a mask that is cheap to draw on the CPU.
 
 torch's CPU dropout draws every element with `bernoulli_`: one Mersenne Twister call and a
-conversion to double per element. In the CPU LAL parser that was 14% of a training step
-(`benchmarks/training_step.py` compares the two). Here each element takes 16 random bits.
+conversion to double per element, a visible cost on large activations such as the span
+classifier's hidden layer over every span. Here each element takes 16 random bits.
 Every 64-bit draw of the same generator fills four elements, and an element is dropped when
 its 16 bits, read as a signed integer, fall below `round(p * 65536) - 32768`. So an element is
 dropped with probability `p` rounded to a multiple of 1/65536 (within 8e-6 of `p`). The kept

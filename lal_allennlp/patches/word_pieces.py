@@ -1,10 +1,10 @@
 """
 AllenNLP 2.10.1 splits pre-tokenised words into word pieces
 (`PretrainedTransformerTokenizer._intra_word_tokenize`, used by the
-`pretrained_transformer_mismatched` indexer) with one `encode_plus` call per word: about a
-quarter of a millisecond of Python per word, which was a sixth of the LAL parser's parse time
-on 2 CPU cores (benchmarks/README.md). A fast (Rust) tokenizer splits all of a sentence's
-words in one call, each word still on its own, so the word pieces and offsets are the same.
+`pretrained_transformer_mismatched` indexer) with one `encode_plus` call per word, and each
+call carries a fixed Python overhead that, for a small transformer on a CPU, is a noticeable
+part of parsing. A fast (Rust) tokenizer splits all of a sentence's words in one call, each
+word still on its own (one sequence per word), so the word pieces and offsets are the same.
 Slow (Python) tokenizers keep AllenNLP's loop.
 """
 from typing import List, Optional, Tuple

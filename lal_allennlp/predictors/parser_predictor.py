@@ -25,6 +25,7 @@ from typing import List
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import Instance
+from allennlp.data.fields import MetadataField
 from allennlp.predictors.predictor import Predictor
 
 from lal_allennlp.syntax.tokenizer import ptb_tokenize
@@ -63,19 +64,18 @@ class ParserPredictor(Predictor):
                 f"Got {len(tags)} tags for {len(tokens)} tokens ({tokens!r}); give one tag per "
                 "token, or none."
             )
-        return self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
+        instance = self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
+        # The request's own switch, read by the model's forward (`explain`); every instance
+        # of a predictor carries it, so instances batch together.
+        instance.add_field("explain", MetadataField(bool(json_dict.get("explain", False))))
+        return instance
 
     def predict_json(self, inputs: JsonDict) -> JsonDict:
         return self.predict_batch_json([inputs])[0]
 
     def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
         explain = [bool(json_dict.get("explain", False)) for json_dict in inputs]
-        instances = self._batch_json_to_instances(inputs)
-        self._model.explain = any(explain)  # type: ignore[assignment]
-        try:
-            outputs = self._model.forward_on_instances(instances)
-        finally:
-            self._model.explain = False  # type: ignore[assignment]
+        outputs = self._model.forward_on_instances(self._batch_json_to_instances(inputs))
         return [self._select(output, wanted) for output, wanted in zip(outputs, explain)]
 
     def predict_instance(self, instance: Instance) -> JsonDict:
@@ -90,7 +90,7 @@ class ParserPredictor(Predictor):
             "tree": output["trees"],
             "words": output["words"],
             "pos_tags": output["pos_tags"],
-            "spans": [list(span) for span in output["labelled_spans"]],
+            "spans": output["labelled_spans"],
         }
         for key in DEPENDENCY_KEYS:
             if key in output:

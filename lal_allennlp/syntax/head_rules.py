@@ -27,6 +27,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 from nltk import Tree
 
 from lal_allennlp.syntax.dependencies import DependencySentence
+from lal_allennlp.syntax.trees import is_preterminal
 
 # One pass of a head rule: a direction and a priority list of child labels.
 #
@@ -134,10 +135,6 @@ def head_rules_by_name(name: str) -> HeadRules:
         raise ValueError(f"no head-rule table named {name!r}; known: {known}") from None
 
 
-def _is_preterminal(node: Tree) -> bool:
-    return len(node) == 1 and isinstance(list.__getitem__(node, 0), str)
-
-
 class HeadFinder:
     """
     Finds the head word of every constituent of a normalised tree with a head-rule table, and
@@ -213,7 +210,7 @@ class HeadFinder:
 
         def visit(node: Tree) -> int:
             # Returns the node's head word (1-based) and sets the heads of its other children.
-            if _is_preterminal(node):
+            if is_preterminal(node):
                 heads.append(0)  # set by the parent (or stays 0 for the root word)
                 return len(heads)
             position = len(constituents)
@@ -236,7 +233,7 @@ class HeadFinder:
             constituents[position] = (start, len(heads), node.label(), head)
             return head
 
-        if isinstance(tree, str) or _is_preterminal(tree):
+        if isinstance(tree, str) or is_preterminal(tree):
             raise ValueError(f"expected a normalised TOP tree, got {tree!r}")
         visit(tree)
         return heads, constituents
@@ -274,7 +271,7 @@ def dependency_labels(tree: Tree, heads: Sequence[int]) -> List[str]:
 
     def visit(node: Tree, start: int, parent_label: str) -> int:
         # Children first, so that the highest node not holding a word's head labels it last.
-        if _is_preterminal(node):
+        if is_preterminal(node):
             end = start + 1
         else:
             end = start
@@ -286,7 +283,7 @@ def dependency_labels(tree: Tree, heads: Sequence[int]) -> List[str]:
                 labels[word - 1] = f"{parent_label}_{node.label()}"
         return end
 
-    if isinstance(tree, str) or _is_preterminal(tree):
+    if isinstance(tree, str) or is_preterminal(tree):
         raise ValueError(f"expected a normalised TOP tree, got {tree!r}")
     end = 0
     for child in tree:

@@ -52,7 +52,7 @@ from typing import Dict, List, NoReturn, Optional, Sequence, Tuple, Union
 
 from nltk import Tree
 
-from lal_allennlp.syntax.trees import collapse_label, spans_to_tree
+from lal_allennlp.syntax.trees import collapse_label, is_preterminal, spans_to_tree
 
 SUB_HEAD_LABEL = "<H>"
 """The label of sub-head spans; label id 1 of the decoder."""
@@ -106,11 +106,7 @@ class _Node:
         self.head = 0
 
 
-def _is_preterminal(node: Tree) -> bool:
-    return len(node) == 1 and isinstance(list.__getitem__(node, 0), str)
-
-
-def _build(tree: Tree) -> Tuple[_Node, List[str], List[str]]:
+def _collapse_unary_chains(tree: Tree) -> Tuple[_Node, List[str], List[str]]:
     """The tree with unary chains collapsed (as `tree_to_spans`), rooted at the root span."""
     words: List[str] = []
     tags: List[str] = []
@@ -118,7 +114,7 @@ def _build(tree: Tree) -> Tuple[_Node, List[str], List[str]]:
     def visit(node: Tree, chain: List[str]) -> _Node:
         if isinstance(node, str):
             raise ValueError(f"the tree holds the word {node!r} outside a (POS word) preterminal")
-        if _is_preterminal(node):
+        if is_preterminal(node):
             index = len(words)
             words.append(list.__getitem__(node, 0))
             tags.append(node.label())
@@ -129,7 +125,7 @@ def _build(tree: Tree) -> Tuple[_Node, List[str], List[str]]:
         children = [visit(child, []) for child in node]
         return _Node(start, len(words), collapse_label(chain + [node.label()]), children)
 
-    if isinstance(tree, str) or _is_preterminal(tree):
+    if isinstance(tree, str) or is_preterminal(tree):
         raise ValueError(f"expected a normalised TOP tree, got {tree!r}")
     top = [visit(child, []) for child in tree]
     n = len(words)
@@ -151,6 +147,12 @@ def _name(node: _Node, words: Sequence[str]) -> str:
     if node.label is None:
         return f"{label} {node.start + 1} ({words[node.start]!r})"
     return f"{label} over {_describe(words, node.start, node.end)}"
+
+
+def _first_words(words: Sequence[str]) -> str:
+    """Names a sentence in error messages by its words (the first and last ones if long)."""
+    shown = list(words) if len(words) <= 10 else list(words[:6]) + ["..."] + list(words[-3:])
+    return f"the sentence {' '.join(shown)!r}"
 
 
 def tree_and_heads_to_joint_spans(
@@ -177,37 +179,89 @@ def tree_and_heads_to_joint_spans(
     with several (or no) words whose heads lie outside it, a word attached to a non-head word of
     a sibling constituent, a cycle, or dependencies that are not projective.
     """
-    root, words, tags = _build(tree)
-    n = len(words)
+    root, words, tags = _collapse_unary_chains(tree)
     heads = [int(head) for head in heads]
     if sentence is None:
-        shown = words if n <= 10 else words[:6] + ["..."] + words[-3:]
-        sentence = f"the sentence {' '.join(shown)!r}"
+        sentence = _first_words(words)
+    converter = _JointSpanConverter(words, heads, sentence)
+    converter.check_heads()
+    converter.convert(root)
+    spans = sorted(converter.spans, key=lambda span: (span[0], -span[1]))
+    return JointSpanTree(words, tags, spans, heads)
 
-    def fail(problem: str) -> NoReturn:
+
+class _SiblingTree:
+    """
+    The dependency tree over the children of one constituent (condition 3 of the definition),
+    rooted at the head child: the head word of child `i` attaches to the head word of child
+    `governors[i]` (-1 for the head child); `dependents[i]` lists those children, in order.
+    """
+
+    __slots__ = ("children", "head_child", "governors", "dependents")
+
+    def __init__(self, children: List[_Node], head_child: int, governors: List[int]) -> None:
+        self.children = children
+        self.head_child = head_child
+        self.governors = governors
+        self.dependents: List[List[int]] = [[] for _ in children]
+        for i, governor in enumerate(governors):
+            if governor >= 0:
+                self.dependents[governor].append(i)
+
+    def is_flat(self) -> bool:
+        """Whether every child other than the head child attaches to the head child."""
+        return all(governor == self.head_child for governor in self.governors if governor >= 0)
+
+
+class _JointSpanConverter:
+    """
+    Turns the collapsed tree of one sentence into joint spans, bottom-up: finds the head word
+    of every node, checks conditions 2-4 of the definition (raising `JointSpanError` naming the
+    sentence) and groups siblings into `<H>` nodes (condition 5). `spans` collects the labelled
+    spans in the order they are found.
+    """
+
+    def __init__(self, words: List[str], heads: List[int], sentence: str) -> None:
+        self.words = words
+        self.heads = heads
+        self.sentence = sentence
+        self.spans: List[Tuple[int, int, str]] = []
+
+    def fail(self, problem: str) -> NoReturn:
         raise JointSpanError(
-            f"{sentence}: {problem}. The joint span representation (Zhou & Zhao 2019) needs "
+            f"{self.sentence}: {problem}. The joint span representation (Zhou & Zhao 2019) needs "
             "projective dependencies that agree with the constituents: one head word per "
             "constituent, and siblings linked through their head words"
         )
 
-    if len(heads) != n:
-        fail(f"{len(heads)} heads for {n} words")
-    for index, head in enumerate(heads):
-        if not 0 <= head <= n or head == index + 1:
-            fail(f"word {index + 1} ({words[index]!r}) has the head {head}")
+    def check_heads(self) -> None:
+        """One head per word, each in 0..n and not the word itself."""
+        n = len(self.words)
+        if len(self.heads) != n:
+            self.fail(f"{len(self.heads)} heads for {n} words")
+        for index, head in enumerate(self.heads):
+            if not 0 <= head <= n or head == index + 1:
+                self.fail(f"word {index + 1} ({self.words[index]!r}) has the head {head}")
 
-    spans: List[Tuple[int, int, str]] = []
-
-    def convert(node: _Node) -> None:
-        """Sets node.head, checks the node, and regroups its children with <H> nodes."""
+    def convert(self, node: _Node) -> None:
+        """Sets `node.head`, checks the node, and regroups its children with `<H>` nodes."""
         if node.label is not None:
-            spans.append((node.start, node.end, node.label))
+            self.spans.append((node.start, node.end, node.label))
         if not node.children:
             node.head = node.start + 1
             return
         for child in node.children:
-            convert(child)
+            self.convert(child)
+        node.head = self._head_word(node)
+        siblings = self._link_siblings(node)
+        if siblings.is_flat():
+            return  # every child attaches to the head child: nothing to group (the usual case)
+        self._check_projective(node, siblings)
+        node.children = self._group_sub_heads(siblings, siblings.head_child)
+
+    def _head_word(self, node: _Node) -> int:
+        """Condition 2: the one word of `node` whose head lies outside it."""
+        heads, words = self.heads, self.words
         # Words whose head lies outside the node: only children's head words can be.
         outside = [
             child.head
@@ -216,88 +270,97 @@ def tree_and_heads_to_joint_spans(
         ]
         if len(outside) != 1:
             if not outside:
-                fail(f"no word of {_name(node, words)} has its head outside it (a cycle)")
+                self.fail(f"no word of {_name(node, words)} has its head outside it (a cycle)")
             shown = ", ".join(f"{w} ({words[w - 1]!r}, head {heads[w - 1]})" for w in outside)
-            fail(
+            self.fail(
                 f"{_name(node, words)} has {len(outside)} words whose heads lie outside it: {shown}"
             )
-        node.head = outside[0]
+        return outside[0]
+
+    def _link_siblings(self, node: _Node) -> _SiblingTree:
+        """Condition 3: the head word of every non-head child attaches to a sibling's head word."""
         children = node.children
         by_head: Dict[int, int] = {child.head: i for i, child in enumerate(children)}
         head_child = by_head[node.head]
-        parent = [-1] * len(children)
+        governors = [-1] * len(children)
         for i, child in enumerate(children):
             if i == head_child:
                 continue
-            governor = heads[child.head - 1]
+            governor = self.heads[child.head - 1]
             if governor not in by_head:
-                sibling = next(c for c in children if c.start < governor <= c.end)
-                dependent = f"word {child.head} ({words[child.head - 1]!r})"
-                if child.children:
-                    dependent = f"the head {dependent} of {_name(child, words)}"
-                fail(
-                    f"in {_name(node, words)}, {dependent} depends on word {governor} "
-                    f"({words[governor - 1]!r}), which is not the head word of "
-                    f"{_name(sibling, words)}"
-                )
-            parent[i] = by_head[governor]
-        if all(governor == head_child for governor in parent if governor >= 0):
-            return  # every child attaches to the head child: nothing to group (the usual case)
-        dependents: List[List[int]] = [[] for _ in children]
-        for i, governor in enumerate(parent):
-            if governor >= 0:
-                dependents[governor].append(i)
-        # Every child must reach the head child; each child's descendants must be adjacent.
-        low = list(range(len(children)))
-        high = list(range(len(children)))
-        size = [1] * len(children)
-        reached = [False] * len(children)
+                self._fail_inside_sibling(node, child, governor)
+            governors[i] = by_head[governor]
+        return _SiblingTree(children, head_child, governors)
 
-        def measure(i: int) -> None:
-            reached[i] = True
-            for d in dependents[i]:
-                measure(d)
-                low[i] = min(low[i], low[d])
-                high[i] = max(high[i], high[d])
-                size[i] += size[d]
-            if high[i] - low[i] + 1 != size[i]:
-                first, last = children[low[i]], children[high[i]]
-                word = children[i].head
-                fail(
-                    f"the dependencies are not projective: in {_name(node, words)}, word {word} "
-                    f"({words[word - 1]!r}) and its dependents are not adjacent: other words lie "
-                    f"between them within {_describe(words, first.start, last.end)}"
-                )
+    def _fail_inside_sibling(self, node: _Node, child: _Node, governor: int) -> NoReturn:
+        words = self.words
+        sibling = next(c for c in node.children if c.start < governor <= c.end)
+        dependent = f"word {child.head} ({words[child.head - 1]!r})"
+        if child.children:
+            dependent = f"the head {dependent} of {_name(child, words)}"
+        self.fail(
+            f"in {_name(node, words)}, {dependent} depends on word {governor} "
+            f"({words[governor - 1]!r}), which is not the head word of {_name(sibling, words)}"
+        )
 
-        measure(head_child)
+    def _check_projective(self, node: _Node, siblings: _SiblingTree) -> None:
+        """
+        Condition 4: every child and its descendants among the siblings are adjacent; and every
+        child reaches the head child (no cycle).
+        """
+        reached = [False] * len(siblings.children)
+        self._descendant_range(node, siblings, siblings.head_child, reached)
         if not all(reached):
-            i = reached.index(False)
-            fail(
-                f"in {_name(node, words)}, the head words of the children form a cycle through "
-                f"word {children[i].head} ({words[children[i].head - 1]!r})"
+            word = siblings.children[reached.index(False)].head
+            self.fail(
+                f"in {_name(node, self.words)}, the head words of the children form a cycle "
+                f"through word {word} ({self.words[word - 1]!r})"
             )
 
-        def group(i: int) -> List[_Node]:
-            items: List[_Node] = []
-            for d in dependents[i]:
-                if d < i:
-                    items.extend(group(d))
-            items.append(children[i])
-            for d in dependents[i]:
-                if d > i:
-                    items.extend(group(d))
-            if i == head_child or len(items) == 1:
-                return items
-            sub_head = _Node(items[0].start, items[-1].end, SUB_HEAD_LABEL, items)
-            sub_head.head = children[i].head
-            spans.append((sub_head.start, sub_head.end, SUB_HEAD_LABEL))
-            return [sub_head]
+    def _descendant_range(
+        self, node: _Node, siblings: _SiblingTree, i: int, reached: List[bool]
+    ) -> Tuple[int, int, int]:
+        """
+        The first and last child index and the number of children in the subtree of child `i`
+        (marked in `reached`); fails if that subtree is not a run of adjacent children.
+        """
+        reached[i] = True
+        low = high = i
+        size = 1
+        for d in siblings.dependents[i]:
+            d_low, d_high, d_size = self._descendant_range(node, siblings, d, reached)
+            low = min(low, d_low)
+            high = max(high, d_high)
+            size += d_size
+        if high - low + 1 != size:
+            first, last = siblings.children[low], siblings.children[high]
+            word = siblings.children[i].head
+            self.fail(
+                f"the dependencies are not projective: in {_name(node, self.words)}, word {word} "
+                f"({self.words[word - 1]!r}) and its dependents are not adjacent: other words lie "
+                f"between them within {_describe(self.words, first.start, last.end)}"
+            )
+        return low, high, size
 
-        node.children = group(head_child)
-
-    convert(root)
-    spans.sort(key=lambda span: (span[0], -span[1]))
-    return JointSpanTree(words, tags, spans, heads)
+    def _group_sub_heads(self, siblings: _SiblingTree, i: int) -> List[_Node]:
+        """
+        Condition 5: the subtree of child `i` in order, as one `<H>` node if child `i` has
+        dependents and is not the head child, else as it is.
+        """
+        items: List[_Node] = []
+        for d in siblings.dependents[i]:
+            if d < i:
+                items.extend(self._group_sub_heads(siblings, d))
+        items.append(siblings.children[i])
+        for d in siblings.dependents[i]:
+            if d > i:
+                items.extend(self._group_sub_heads(siblings, d))
+        if i == siblings.head_child or len(items) == 1:
+            return items
+        sub_head = _Node(items[0].start, items[-1].end, SUB_HEAD_LABEL, items)
+        sub_head.head = siblings.children[i].head
+        self.spans.append((sub_head.start, sub_head.end, SUB_HEAD_LABEL))
+        return [sub_head]
 
 
 def _label_string(label: Optional[Label], label_names: Optional[Sequence[str]]) -> str:

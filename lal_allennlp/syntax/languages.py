@@ -5,11 +5,12 @@ a copied class.
 
 * `CTB_HEAD_RULES`: head rules for the Penn Chinese Treebank (Xue et al. 2005) in the
   `head_rules.HeadRule` format, for `HeadFinder(CTB_HEAD_RULES)`; registered as the table
-  `"ctb"` of `head_rules.HEAD_RULE_TABLES` (a reader's `head_rules` option). They follow the conventions
-  of the usual CTB tables (Sun & Jurafsky 2004; Zhang & Clark 2008, the Penn2Malt-style table
-  behind the CTB dependency results; Stanford's ChineseHeadFinder): nominal and functional
-  phrases are headed on the right (the noun, the localiser `LC`, `DEC`/`DEG`, the classifier),
-  verb and prepositional phrases on the left (the verb, the preposition), `IP` by its `VP`.
+  `"ctb"` of `head_rules.HEAD_RULE_TABLES` (a reader's `head_rules` option). They follow the
+  conventions of the usual CTB tables (Sun & Jurafsky 2004; Zhang & Clark 2008, the
+  Penn2Malt-style table behind the CTB dependency results; Stanford's ChineseHeadFinder):
+  nominal and functional phrases are headed on the right (the noun, the localiser `LC`,
+  `DEC`/`DEG`, the classifier), verb and prepositional phrases on the left (the verb, the
+  preposition), `IP` by its `VP`.
   There is no coordination rule: `NP CC NP` is headed by its last conjunct, as in those tables.
 * `CHINESE_PUNCTUATION_TAGS`: the CTB punctuation tag, `PU`, for metrics that leave
   punctuation out (UAS/LAS; `EvalbParams.delete_labels` for EVALB).

@@ -2,10 +2,10 @@
 Raw text to Penn Treebank tokens, with no downloaded model.
 
 `ptb_tokenize` uses the regular expressions of nltk's `NLTKWordTokenizer` (the Treebank
-tokenizer with nltk's improvements; it needs no data download), then applies the PTB
-conventions the treebank's words follow: brackets escaped as `-LRB-`/`-RRB-`, `-LSB-`/`-RSB-`,
-`-LCB-`/`-RCB-`; double quotes as `` and ''; typographic quotes, ellipses and dashes written
-the ASCII PTB way; clitics split (`can't` -> `ca n't`).
+tokenizer with nltk's improvements; it needs no data download), then applies the conventions
+the words of the Penn Treebank (Marcus et al. 1993) follow: brackets escaped as
+`-LRB-`/`-RRB-`, `-LSB-`/`-RSB-`, `-LCB-`/`-RCB-`; double quotes as `` and ''; typographic
+quotes, ellipses and dashes written the ASCII PTB way; clitics split (`can't` -> `ca n't`).
 
 The input should be one sentence: a period inside the text is split off only after a lowercase
 word that is followed by a capitalised token (`left. She`), so abbreviations such as `Mr.` and

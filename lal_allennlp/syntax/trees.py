@@ -1,8 +1,9 @@
 """
-Pure tree utilities for bracketed treebanks (Penn Treebank style); no AllenNLP, no torch.
+Pure tree utilities for bracketed treebanks in the Penn Treebank style (Marcus et al. 1993,
+"Building a Large Annotated Corpus of English: The Penn Treebank"); no AllenNLP, no torch.
 
 Trees are `nltk.Tree` objects: internal nodes carry a string label, preterminals are
-`Tree(POS, [word])` and leaves are word strings.
+`Tree(POS, [word])` (`is_preterminal`) and leaves are word strings.
 
 * `parse_trees` reads one or many bracketed trees from a string (raw WSJ `.mrg` files with
   multi-line trees and an unlabelled outer bracket, or one tree per line) and yields each tree
@@ -69,6 +70,10 @@ class TreebankFormatError(ValueError):
         return (self.__class__, (self.source, self.line, self.problem, self.advice))
 
 
+# Advice shared by the errors about words outside preterminals.
+_ONE_WORD_PER_PRETERMINAL = "each word must be inside its own (POS word) preterminal"
+
+
 class _Node:
     """A bracket being read: its label, children and the line it starts on."""
 
@@ -80,6 +85,14 @@ class _Node:
         self.line = line
         self.has_word = False
         self.has_tree = False
+
+    def add_tree(self, tree: Tree) -> None:
+        self.has_tree = True
+        self.children.append(tree)
+
+    def add_word(self, word: str) -> None:
+        self.has_word = True
+        self.children.append(word)
 
 
 def parse_trees(
@@ -114,155 +127,215 @@ def parse_trees(
     no label or no children, a node mixing words and brackets or holding several words, or a
     tree still open at the end of the text.
     """
+    # Tokens with their lines -> trees, each yielded once the next one starts -> a tree left
+    # open at the end is an error.
+    builder = _TreeBuilder(source, errors)
+    for line, token in _bracket_tokens(text):
+        complete = builder.read(line, token)
+        if complete is not None:
+            yield complete
+    if builder.pending is not None:
+        yield builder.pending
+    builder.check_all_closed(text)
 
-    def fail(line: int, problem: str, advice: str) -> None:
-        error = TreebankFormatError(source, line, problem, advice)
-        if errors is None:
-            raise error
-        errors.append(error)
 
-    stack: List[_Node] = []
-    # The first error in the tree being read: the tree is dropped when it closes.
-    tree_broken = False
-    # The last complete tree, held back until the next tree starts: a stray ")" right after a
-    # tree means that tree closed too early, so it is dropped rather than yielded.
-    pending: Optional[Tuple[Tree, int]] = None
-    # A line inside the open tree whose first character is "(": in multi-line files that
-    # usually starts the next tree, so a ")" is probably missing before it.
-    suspicious_line: Optional[int] = None
-    stray_text_line: Optional[int] = None
-
+def _bracket_tokens(text: str) -> Iterator[Tuple[int, re.Match[str]]]:
+    """
+    The tokens of `text` with their 1-based lines: a whole one-line preterminal `(POS word)`
+    (group 1 the tag, group 2 the word), `(`, `)`, or a label or word.
+    """
     for line_index, line_text in enumerate(text.split("\n")):
-        line_number = line_index + 1
-        for match in _TOKEN_RE.finditer(line_text):
-            tag = match.group(1)
-            if tag is not None:
-                # A complete preterminal `(POS word)`.
-                stray_text_line = None
-                if not stack:
-                    if pending is not None:
-                        yield pending
-                    pending = (Tree(tag, [match.group(2)]), line_number)
-                    continue
-                parent = stack[-1]
-                if parent.label is None:
-                    parent.label = ""
-                if tree_broken:
-                    continue
-                if parent.has_word:
-                    fail(
-                        line_number,
-                        f"({parent.label} ...) mixes words and brackets",
-                        "each word must be inside its own (POS word) preterminal",
-                    )
-                    tree_broken = True
-                    continue
-                parent.has_tree = True
-                parent.children.append(Tree(tag, [match.group(2)]))
-                continue
-            token = match.group()
-            if token == "(":
-                stray_text_line = None
-                if stack:
-                    parent = stack[-1]
-                    if parent.label is None:
-                        parent.label = ""
-                    if match.start() == 0 and suspicious_line is None:
-                        suspicious_line = line_number
-                elif pending is not None:
-                    yield pending
-                    pending = None
-                stack.append(_Node(None, line_number))
-            elif token == ")":
-                stray_text_line = None
-                if not stack:
-                    if pending is not None:
-                        fail(
-                            line_number,
-                            "')' closes no open bracket, so the tree starting on line "
-                            f"{pending[1]} has one ')' too many (it is dropped)",
-                            "remove the extra ')' inside that tree",
-                        )
-                        pending = None
-                    else:
-                        fail(line_number, "')' closes no open bracket", "remove it")
-                    continue
-                node = stack.pop()
-                if not tree_broken:
-                    if node.label is None or not node.children:
-                        shown = "()" if node.label is None else f"({node.label})"
-                        fail(
-                            node.line,
-                            f"the bracket {shown} has no words or children",
-                            "every constituent needs a label and at least one child; "
-                            "a tree needs at least one word",
-                        )
-                        tree_broken = True
-                if stack:
-                    parent = stack[-1]
-                    if not tree_broken:
-                        if parent.has_word:
-                            fail(
-                                node.line,
-                                f"({parent.label} ...) mixes words and brackets",
-                                "each word must be inside its own (POS word) preterminal",
-                            )
-                            tree_broken = True
-                        else:
-                            parent.has_tree = True
-                            parent.children.append(Tree(node.label, node.children))
-                else:
-                    if not tree_broken:
-                        pending = (Tree(node.label, node.children), node.line)
-                    tree_broken = False
-                    suspicious_line = None
-            elif not stack:
-                if stray_text_line is None:
-                    fail(
-                        line_number,
-                        f"text outside brackets: {token!r}",
-                        "every word must be inside a bracketed tree",
-                    )
-                    stray_text_line = line_number
-            else:
-                node = stack[-1]
-                if node.label is None:
-                    node.label = token
-                elif tree_broken:
-                    continue
-                elif node.has_tree:
-                    fail(
-                        line_number,
-                        f"({node.label} ...) mixes words and brackets at {token!r}",
-                        "each word must be inside its own (POS word) preterminal",
-                    )
-                    tree_broken = True
-                elif node.has_word:
-                    fail(
-                        line_number,
-                        f"({node.label} ...) holds more than one word: {node.children[0]!r} "
-                        f"and {token!r}",
-                        "each word must be inside its own (POS word) preterminal",
-                    )
-                    tree_broken = True
-                else:
-                    node.has_word = True
-                    node.children.append(token)
+        for token in _TOKEN_RE.finditer(line_text):
+            yield line_index + 1, token
 
-    if pending is not None:
-        yield pending
-    if stack:
-        start = stack[0].line
+
+def _recognise_outer_bracket(node: _Node) -> None:
+    """
+    A bracket whose first token opens another bracket has no label: it is the outer bracket
+    `( (S ...) )` of raw WSJ files, and gets the label `""`.
+    """
+    if node.label is None:
+        node.label = ""
+
+
+class _TreeBuilder:
+    """
+    Builds trees from the tokens of `_bracket_tokens`, one token at a time, and reports what is
+    malformed (see `parse_trees`).
+
+    A complete tree is held back (`pending`) until the next tree starts: a stray `)` right
+    after a tree means that tree closed too early, so it is dropped rather than yielded.
+    """
+
+    def __init__(self, source: str, errors: Optional[List[TreebankFormatError]]) -> None:
+        self.source = source
+        self.errors = errors
+        # The open brackets of the tree being read, outermost first.
+        self.stack: List[_Node] = []
+        # The tree being read has an error: it is dropped when it closes.
+        self.tree_broken = False
+        # The last complete tree and its line, not yet yielded.
+        self.pending: Optional[Tuple[Tree, int]] = None
+        # A line inside the open tree whose first character is "(": in multi-line files that
+        # usually starts the next tree, so a ")" is probably missing before it.
+        self.suspicious_line: Optional[int] = None
+        # Set on text outside brackets, so that a run of such text is reported once.
+        self.stray_text_line: Optional[int] = None
+
+    def read(self, line: int, token: re.Match[str]) -> Optional[Tuple[Tree, int]]:
+        """Reads one token; returns the previous tree if this token starts a new one."""
+        tag = token.group(1)
+        if tag is not None:
+            return self._read_preterminal(line, tag, token.group(2))
+        text = token.group()
+        if text == "(":
+            return self._open_bracket(line, at_line_start=token.start() == 0)
+        if text == ")":
+            self._close_bracket(line)
+        elif not self.stack:
+            self._read_text_outside_brackets(line, text)
+        else:
+            self._read_label_or_word(line, text)
+        return None
+
+    def _read_preterminal(self, line: int, tag: str, word: str) -> Optional[Tuple[Tree, int]]:
+        self.stray_text_line = None
+        preterminal = Tree(tag, [word])
+        if not self.stack:
+            # A whole tree of one preterminal.
+            previous, self.pending = self.pending, (preterminal, line)
+            return previous
+        parent = self.stack[-1]
+        _recognise_outer_bracket(parent)
+        if self.tree_broken:
+            return None
+        if parent.has_word:
+            self._break_tree(
+                line, f"({parent.label} ...) mixes words and brackets", _ONE_WORD_PER_PRETERMINAL
+            )
+            return None
+        parent.add_tree(preterminal)
+        return None
+
+    def _open_bracket(self, line: int, at_line_start: bool) -> Optional[Tuple[Tree, int]]:
+        self.stray_text_line = None
+        previous = None
+        if self.stack:
+            _recognise_outer_bracket(self.stack[-1])
+            if at_line_start and self.suspicious_line is None:
+                self.suspicious_line = line
+        else:
+            previous, self.pending = self.pending, None
+        self.stack.append(_Node(None, line))
+        return previous
+
+    def _close_bracket(self, line: int) -> None:
+        self.stray_text_line = None
+        if not self.stack:
+            self._report_extra_close_bracket(line)
+            return
+        node = self.stack.pop()
+        if not self.tree_broken and (node.label is None or not node.children):
+            shown = "()" if node.label is None else f"({node.label})"
+            self._break_tree(
+                node.line,
+                f"the bracket {shown} has no words or children",
+                "every constituent needs a label and at least one child; "
+                "a tree needs at least one word",
+            )
+        if self.stack:
+            self._attach_to_parent(node)
+        else:
+            self._finish_tree(node)
+
+    def _attach_to_parent(self, node: _Node) -> None:
+        if self.tree_broken:
+            return
+        parent = self.stack[-1]
+        if parent.has_word:
+            self._break_tree(
+                node.line,
+                f"({parent.label} ...) mixes words and brackets",
+                _ONE_WORD_PER_PRETERMINAL,
+            )
+        else:
+            parent.add_tree(Tree(node.label, node.children))
+
+    def _finish_tree(self, root: _Node) -> None:
+        if not self.tree_broken:
+            self.pending = (Tree(root.label, root.children), root.line)
+        self.tree_broken = False
+        self.suspicious_line = None
+
+    def _read_label_or_word(self, line: int, text: str) -> None:
+        node = self.stack[-1]
+        if node.label is None:
+            node.label = text
+        elif self.tree_broken:
+            return
+        elif node.has_tree:
+            self._break_tree(
+                line,
+                f"({node.label} ...) mixes words and brackets at {text!r}",
+                _ONE_WORD_PER_PRETERMINAL,
+            )
+        elif node.has_word:
+            self._break_tree(
+                line,
+                f"({node.label} ...) holds more than one word: {node.children[0]!r} and {text!r}",
+                _ONE_WORD_PER_PRETERMINAL,
+            )
+        else:
+            node.add_word(text)
+
+    def _read_text_outside_brackets(self, line: int, text: str) -> None:
+        if self.stray_text_line is None:
+            self._report(
+                line,
+                f"text outside brackets: {text!r}",
+                "every word must be inside a bracketed tree",
+            )
+            self.stray_text_line = line
+
+    def _report_extra_close_bracket(self, line: int) -> None:
+        if self.pending is None:
+            self._report(line, "')' closes no open bracket", "remove it")
+            return
+        self._report(
+            line,
+            "')' closes no open bracket, so the tree starting on line "
+            f"{self.pending[1]} has one ')' too many (it is dropped)",
+            "remove the extra ')' inside that tree",
+        )
+        self.pending = None
+
+    def check_all_closed(self, text: str) -> None:
+        """Reports a tree still open at the end of `text`."""
+        if not self.stack:
+            return
+        start = self.stack[0].line
         last = len(text.rstrip().split("\n"))
         advice = f"add the missing ')'; the open tree runs to the end of the text on line {last}"
-        if suspicious_line is not None and suspicious_line != start:
+        if self.suspicious_line is not None and self.suspicious_line != start:
             advice += (
-                f"; line {suspicious_line} opens a bracket in its first column while this tree "
-                "is still open, so a ')' is probably missing just before it"
+                f"; line {self.suspicious_line} opens a bracket in its first column while this "
+                "tree is still open, so a ')' is probably missing just before it"
             )
-        fail(
+        self._report(
             start, f"the tree starting on line {start} is not closed at the end of the text", advice
         )
+
+    def _break_tree(self, line: int, problem: str, advice: str) -> None:
+        """Reports a problem inside the tree being read, which is then dropped."""
+        self._report(line, problem, advice)
+        self.tree_broken = True
+
+    def _report(self, line: int, problem: str, advice: str) -> None:
+        """Raises the problem, or appends it to `errors` if a list was given."""
+        error = TreebankFormatError(self.source, line, problem, advice)
+        if self.errors is None:
+            raise error
+        self.errors.append(error)
 
 
 def _strip_function_tags(label: str) -> str:
@@ -274,13 +347,14 @@ def _strip_function_tags(label: str) -> str:
     return stripped or label
 
 
-def _is_preterminal(node: Tree) -> bool:
-    # list.__getitem__ skips nltk's slower Tree.__getitem__ (this runs for every node).
+def is_preterminal(node: Tree) -> bool:
+    """Whether `node` is a preterminal `(POS word)`: a tree whose only child is a word."""
+    # list.__getitem__ skips nltk's Tree.__getitem__ (this runs for every node of a treebank).
     return len(node) == 1 and isinstance(list.__getitem__(node, 0), str)
 
 
 def _normalise_node(node: Tree) -> Optional[Tree]:
-    if _is_preterminal(node):
+    if is_preterminal(node):
         if node.label() == EMPTY_ELEMENT_TAG:
             return None
         return Tree(node.label(), [list.__getitem__(node, 0)])
@@ -322,7 +396,7 @@ def normalise_tree(tree: Tree) -> Optional[Tree]:
     if isinstance(tree, str):
         raise ValueError(f"expected a tree, got the word {tree!r}")
     if tree.label() in ROOT_LABELS:
-        if _is_preterminal(tree):
+        if is_preterminal(tree):
             raise ValueError(
                 f"the root bracket ({tree.label()} {tree[0]}) holds a word directly; "
                 "the word needs a POS preterminal: (TOP (POS word))"
@@ -423,7 +497,7 @@ def tree_to_spans(tree: Tree) -> Tuple[List[str], List[str], List[Tuple[int, int
 
     def visit(node: Tree, chain: List[str]) -> None:
         # `chain` holds the labels of the unary ancestors sharing this node's span.
-        if _is_preterminal(node):
+        if is_preterminal(node):
             if chain:
                 spans.append((len(words), len(words) + 1, collapse_label(chain)))
             words.append(list.__getitem__(node, 0))

@@ -1,9 +1,9 @@
-"""Tests for the joint-span decoders (Zhou & Zhao 2019, sec. 3.3; used unchanged by LAL-Parser).
+"""Tests for the joint-span decoder (Zhou & Zhao 2019, sec. 3.3; used unchanged by LAL-Parser).
 
-``joint_span_decode(..., "fast")`` (O(n^4)) and ``joint_span_decode(..., "cubic5")`` (the authors'
-O(n^5) recurrence) must agree bit for bit with each other and with the pure-Python reference, and
-with brute-force enumeration of every joint structure (binary bracketing x head assignment x
-labelling) on short sentences.
+``joint_span_decode`` (O(n^4)) must agree bit for bit with the authors' O(n^5) recurrence
+(``joint_span_decode_n5``, compiled) and with the pure-Python reference, and with brute-force
+enumeration of every joint structure (binary bracketing x head assignment x labelling) on short
+sentences.
 """
 
 import itertools
@@ -13,10 +13,11 @@ from typing import Dict, List, Tuple
 import numpy as np
 import pytest
 
-from lal_allennlp.decoding.joint_span import joint_span_decode
+from lal_allennlp.decoding.joint_span import EMPTY, SUB_HEAD, joint_span_decode
+from tests.oracles.joint_span_n5 import joint_span_decode_n5
 from tests.oracles.joint_span_reference import joint_span_decode_reference
 
-EMPTY, SUB_HEAD = 0, 1
+DECODERS = [joint_span_decode, joint_span_decode_n5]  # the library's, and the authors' O(n^5)
 # An internal node of a joint structure: span (i, j), split k, head h, dependent child's head d.
 Node = Tuple[int, int, int, int, int]
 
@@ -159,11 +160,10 @@ def _assert_same(result_a, result_b) -> None:
 
 
 def _decode_all(span_scores, arc_scores, lengths):
-    """Fast, cubic5 and reference results for a batch; asserts that all three are identical."""
+    """O(n^4), O(n^5) and reference results for a batch; asserts that all three are identical."""
     lengths = np.asarray(lengths)
     fast = joint_span_decode(span_scores, arc_scores, lengths)
-    cubic5 = joint_span_decode(span_scores, arc_scores, lengths, algorithm="cubic5")
-    _assert_same(fast, cubic5)
+    _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, lengths))
     reference = [
         joint_span_decode_reference(
             span_scores[b, : n + 1, : n + 1], arc_scores[b, : n + 1, : n + 1]
@@ -218,7 +218,7 @@ def test_brute_force_every_labelling(n: int) -> None:
 
 @pytest.mark.parametrize("integer", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fast_equals_cubic5_on_thousands_of_charts(dtype, integer: bool) -> None:
+def test_fast_equals_n5_on_thousands_of_charts(dtype, integer: bool) -> None:
     """~1000 sentences per case; the reference too on the first sentences of each batch."""
     rng = np.random.default_rng(40 + 2 * integer + (dtype == np.float64))
     count = 0
@@ -227,7 +227,7 @@ def test_fast_equals_cubic5_on_thousands_of_charts(dtype, integer: bool) -> None
         num_labels = int(rng.integers(3, 9))
         span_scores, arc_scores = _random_batch(rng, lengths, num_labels, dtype, integer)
         fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
-        _assert_same(fast, joint_span_decode(span_scores, arc_scores, np.array(lengths), "cubic5"))
+        _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, np.array(lengths)))
         for b, n in enumerate(lengths[:4]):
             ref = joint_span_decode_reference(
                 span_scores[b, : n + 1, : n + 1], arc_scores[b, : n + 1, : n + 1]
@@ -244,7 +244,7 @@ def test_fast_equals_cubic5_on_thousands_of_charts(dtype, integer: bool) -> None
 
 @pytest.mark.parametrize("integer", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fast_equals_cubic5_vector_labels_and_blocks(dtype, integer: bool) -> None:
+def test_fast_equals_n5_vector_labels_and_blocks(dtype, integer: bool) -> None:
     """704 sentences per case of up to 26 words (several blocks of 4 starts per end, head chunks
     of up to 4 x 8 lanes) with 10 or more labels, so that the label maxima take the 8-lane row
     kernel (including a last chunk that overlaps the one before it)."""
@@ -257,8 +257,8 @@ def test_fast_equals_cubic5_vector_labels_and_blocks(dtype, integer: bool) -> No
             if integer:  # ties between the best label and labels 0, 1 and the last ones too
                 span_scores[..., -1] = span_scores[..., 2]
             fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
-            cubic5 = joint_span_decode(span_scores, arc_scores, np.array(lengths), "cubic5")
-            _assert_same(fast, cubic5)
+            n5 = joint_span_decode_n5(span_scores, arc_scores, np.array(lengths))
+            _assert_same(fast, n5)
             for b, n in [(b, n) for b, n in enumerate(lengths) if n <= 14][:2]:
                 ref = joint_span_decode_reference(
                     span_scores[b, : n + 1, : n + 1], arc_scores[b, : n + 1, : n + 1]
@@ -277,7 +277,7 @@ def test_longer_sentences_and_many_labels() -> None:
     lengths = [60, 33, 1, 47]
     span_scores, arc_scores = _random_batch(rng, lengths, 112, np.float32)
     fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
-    _assert_same(fast, joint_span_decode(span_scores, arc_scores, np.array(lengths), "cubic5"))
+    _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, np.array(lengths)))
     for b, n in enumerate(lengths):
         _check_joint_tree(fast[0][b], fast[1][b], n, 112)
 
@@ -309,16 +309,15 @@ def test_padding_is_never_read() -> None:
         dirty_arcs[b, n + 1 :], dirty_arcs[b, :, n + 1 :] = np.nan, -np.inf
         dirty_arcs[b, :, 0] = np.nan
         np.fill_diagonal(dirty_arcs[b], np.inf)
-    for algorithm in ("fast", "cubic5"):
-        batch = joint_span_decode(span_scores, arc_scores, np.array(lengths), algorithm)
-        dirty = joint_span_decode(dirty_spans, dirty_arcs, np.array(lengths), algorithm)
+    for decode in DECODERS:
+        batch = decode(span_scores, arc_scores, np.array(lengths))
+        dirty = decode(dirty_spans, dirty_arcs, np.array(lengths))
         _assert_same(batch, dirty)
         for b, n in enumerate(lengths):  # each sentence alone, unpadded
-            alone = joint_span_decode(
+            alone = decode(
                 span_scores[b : b + 1, : n + 1, : n + 1],
                 arc_scores[b : b + 1, : n + 1, : n + 1],
                 np.array([n]),
-                algorithm,
             )
             _assert_same(alone, ([batch[0][b]], [batch[1][b]], batch[2][b : b + 1]))
 
@@ -329,8 +328,8 @@ def test_one_word_sentence() -> None:
     span_scores[0, 0, 1] = [9.0, 8.0, 1.0, 2.0]
     arc_scores = np.zeros((1, 2, 2))
     arc_scores[0, 0, 1] = 0.5
-    for algorithm in ("fast", "cubic5"):
-        spans, heads, scores = joint_span_decode(span_scores, arc_scores, np.array([1]), algorithm)
+    for decode in DECODERS:
+        spans, heads, scores = decode(span_scores, arc_scores, np.array([1]))
         np.testing.assert_array_equal(spans[0], [[0, 1, 3]])
         np.testing.assert_array_equal(heads[0], [0])
         assert scores[0] == 2.5
@@ -344,8 +343,8 @@ def test_hand_checked_two_words() -> None:
     span_scores[0, 1, 2] = [0.0, 0.0, 0.75]
     arc_scores = np.zeros((1, 3, 3))
     arc_scores[0, 0, 2] = arc_scores[0, 2, 1] = 1.0  # root -> 2 -> 1
-    for algorithm in ("fast", "cubic5"):
-        spans, heads, scores = joint_span_decode(span_scores, arc_scores, np.array([2]), algorithm)
+    for decode in DECODERS:
+        spans, heads, scores = decode(span_scores, arc_scores, np.array([2]))
         np.testing.assert_array_equal(spans[0], [[0, 2, 2], [0, 1, 0], [1, 2, 2]])
         np.testing.assert_array_equal(heads[0], [2, 0])
         assert scores[0] == 1.0 + 0.5 + 0.75 + 2.0
@@ -358,9 +357,9 @@ def test_all_equal_scores_follow_the_tie_rule() -> None:
     expected = [(0, n, 2)]
     for i in range(n - 1):
         expected += [(i, i + 1, 0)] + ([(i + 1, n, 1)] if n - i - 1 > 1 else [(i + 1, n, 0)])
-    for algorithm in ("fast", "cubic5"):
-        spans, heads, scores = joint_span_decode(
-            np.zeros((1, n + 1, n + 1, 5)), np.zeros((1, n + 1, n + 1)), np.array([n]), algorithm
+    for decode in DECODERS:
+        spans, heads, scores = decode(
+            np.zeros((1, n + 1, n + 1, 5)), np.zeros((1, n + 1, n + 1)), np.array([n])
         )
         np.testing.assert_array_equal(spans[0], expected)
         np.testing.assert_array_equal(heads[0], np.arange(n))
@@ -379,8 +378,6 @@ def test_150_words() -> None:
 
 def test_bad_inputs_are_reported() -> None:
     span_scores, arc_scores = np.zeros((1, 4, 4, 5)), np.zeros((1, 4, 4))
-    with pytest.raises(ValueError, match="algorithm"):
-        joint_span_decode(span_scores, arc_scores, np.array([3]), algorithm="cubic")
     with pytest.raises(ValueError, match="at least 3"):
         joint_span_decode(np.zeros((1, 4, 4, 2)), arc_scores, np.array([3]))
     with pytest.raises(ValueError, match="arc_scores"):

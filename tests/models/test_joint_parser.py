@@ -1,11 +1,14 @@
-import numpy as np
 import pytest
 import torch
+from allennlp.common.checks import ConfigurationError
 from allennlp.common.testing import ModelTestCase
 from allennlp.data import Batch, Vocabulary
+from allennlp.data.fields import MetadataField
 
 from lal_allennlp.syntax.joint_spans import SUB_HEAD_LABEL, tree_and_heads_to_joint_spans
-from lal_allennlp.syntax.trees import tree_to_string
+from lal_allennlp.structs import ChartLabels, JointSpanChart, SpanChart, decoder_columns
+from lal_allennlp.structs.joint_span_chart import decoder_label_names
+from lal_allennlp.syntax.trees import tree_to_spans, tree_to_string
 from lal_allennlp.models.joint_parser import JointSpanParser, _PairLabelScorer
 from tests.conftest import FIXTURES_ROOT
 
@@ -33,46 +36,44 @@ class TestJointSpanParser(ModelTestCase):
         instances = self.instances[:5]
         tensors = self._tensors(instances)
         max_length = tensors["tokens"]["tokens"]["tokens"].size(1)
-        gold = model._gold_chart(tensors["gold_spans"], tensors["gold_span_labels"], max_length)
-        chart = np.full(gold.shape + (model.num_span_labels + 1,), -2.0, dtype=np.float32)
+        gold = SpanChart.gold(tensors["gold_spans"], tensors["gold_span_labels"], max_length)
+        chart = torch.full(gold.shape + (model.num_span_labels + 1,), -2.0)
         chart[..., 0] = 0.0
-        b, i, j = np.nonzero(gold)
+        b, i, j = gold.nonzero(as_tuple=True)
         chart[b, i, j, gold[b, i, j]] = 10.0
         heads = tensors["gold_heads"]
         log_probs = torch.full((len(instances), max_length, max_length + 1), -10.0)
         log_probs.scatter_(2, heads.unsqueeze(2), 0.0)
-        lengths = np.array([len(x["metadata"]["words"]) for x in instances])
-        encoder_dim = model.encoder.get_output_dim()
-        states = torch.randn(len(instances), max_length + 1, encoder_dim)
-        output = {}
-        model._decode(
-            output,
-            chart,
-            log_probs,
-            lengths,
-            model.label_dependent(states[:, 1:]),
-            model.label_head(states),
-        )
         metadata = [x["metadata"].metadata for x in instances]
-        output["pos_tag_ids"] = tensors["pos_tags"]
-        trees = model._build_trees(output, metadata)
+        lengths = torch.tensor([len(meta["words"]) for meta in metadata])
+        joint = JointSpanChart(
+            SpanChart(chart, lengths), log_probs, model._decoder_columns, model.span_weight
+        )
+        encoded = torch.randn(len(instances), max_length + 2, model.encoder.get_output_dim())
+        mask = tensors["tokens"]["tokens"]["tokens"] > 0
+        words = [meta["words"] for meta in metadata]
+        tags = [meta["pos_tags"] for meta in metadata]
+        output = model._decode(joint, encoded, mask, words, tags)
         for k, meta in enumerate(metadata):
             n = len(meta["words"])
             assert output["heads"][k, :n].tolist() == meta["gold_heads"]
-            assert tree_to_string(trees[k]) == tree_to_string(meta["gold_tree"])
+            assert tree_to_string(output["trees"][k]) == tree_to_string(meta["gold_tree"])
+            assert output["labelled_spans"][k] == tree_to_spans(meta["gold_tree"])[2]
 
     def test_label_order_puts_sub_head_second_and_handles_its_absence(self):
         # The fixture's heads come from head rules, which never need <H>: decoder label 1 then
         # has no chart column (-1, score -inf) and the others keep vocabulary order.
         assert SUB_HEAD_LABEL not in self.vocab.get_token_to_index_vocabulary("span_labels")
-        order = self.model._decoder_labels
+        order = self.model._decoder_columns
         assert order == [0, -1] + list(range(1, self.model.num_span_labels + 1))
         vocab = Vocabulary()
         vocab.add_tokens_to_namespace(["NP", SUB_HEAD_LABEL, "S"], "span_labels")
-        assert JointSpanParser._decoder_label_order(vocab) == [0, 2, 1, 3]
+        labels = ChartLabels(vocab)
+        assert decoder_columns(labels) == [0, 2, 1, 3]
+        assert decoder_label_names(labels, [0, 2, 1, 3]) == ["", SUB_HEAD_LABEL, "NP", "S"]
         vocab = Vocabulary()
         vocab.add_tokens_to_namespace(["NP"], "span_labels")
-        assert JointSpanParser._decoder_label_order(vocab) == [0, -1, 1]
+        assert decoder_columns(ChartLabels(vocab)) == [0, -1, 1]
 
     def test_punctuation_is_left_out_of_attachment_scores(self):
         model = self.model.eval()
@@ -80,19 +81,26 @@ class TestJointSpanParser(ModelTestCase):
         instance = self.instances[0]
         tensors = self._tensors([instance])
         tags = instance["pos_tags"].labels
-        gold = tensors["gold_heads"]
-        predicted = gold.clone()
+        gold_heads = tensors["gold_heads"]
+        predicted = gold_heads.clone()
         punctuation = [k for k, tag in enumerate(tags) if tag in (",", ".")]
         assert punctuation
         for k in punctuation:  # wrong heads on punctuation only
-            predicted[0, k] = (gold[0, k] + 1) % (len(tags) + 1)
+            predicted[0, k] = (gold_heads[0, k] + 1) % (len(tags) + 1)
         labels = tensors["gold_dependency_labels"]
-        mask = torch.ones_like(gold, dtype=torch.bool)
-        output = {"heads": predicted, "dependency_label_ids": labels}
-        model._score_dependencies(output, mask, tensors["pos_tags"], gold, labels)
+        mask = torch.ones_like(gold_heads, dtype=torch.bool)
+        output = {"heads": predicted, "dependency_label_ids": labels, "trees": []}
+        gold = {
+            "pos_tags": tensors["pos_tags"],
+            "gold_heads": gold_heads,
+            "gold_dependency_labels": labels,
+        }
+        metadata = [{"words": instance["metadata"]["words"]}]
+        model._update_metrics(output, metadata, mask, gold)
         scores = model.attachment_scores.get_metric(reset=True)
         assert scores["UAS"] == 1.0 and scores["LAS"] == 1.0
-        model._score_dependencies(output, mask, None, gold, labels)  # no tags: all words count
+        gold["pos_tags"] = None  # no tags: all words count
+        model._update_metrics(output, metadata, mask, gold)
         scores = model.attachment_scores.get_metric(reset=True)
         n = len(tags)
         assert scores["UAS"] == pytest.approx((n - len(punctuation)) / n)
@@ -119,12 +127,21 @@ class TestJointSpanParser(ModelTestCase):
 
     def test_explain_is_refused_clearly(self):
         self.model.eval()
-        self.model.explain = True
+        instance = self.instances[0]
+        instance.add_field("explain", MetadataField(True))
         try:
-            with pytest.raises(Exception, match="lal_span_parser"):
-                self.model.forward_on_instances(self.instances[:1])
+            with pytest.raises(ConfigurationError, match="lal_span_parser"):
+                self.model.forward_on_instances([instance])
         finally:
-            self.model.explain = False
+            del instance.fields["explain"]
+
+    def test_output_carries_no_tensors_the_caller_does_not_need(self):
+        self.model.eval()
+        for output in self.model.forward_on_instances(self.instances[:2]):
+            assert set(output) == {
+                "words", "trees", "pos_tags", "labelled_spans", "heads", "dependency_labels",
+                "conllu",
+            }
 
 
 def test_pair_label_scorer_is_the_biaffine_formula():

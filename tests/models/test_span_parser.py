@@ -3,11 +3,16 @@ import pytest
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.testing import ModelTestCase
-from allennlp.data import Batch
+from allennlp.common import Params
+from allennlp.data import Batch, DatasetReader, Vocabulary
+from allennlp.models import Model
+from nltk import Tree
 
-from lal_allennlp.syntax.trees import tree_to_spans
+from lal_allennlp.metrics import EvalbMetric
+from lal_allennlp.predictors import ParserPredictor
+from lal_allennlp.syntax.trees import spans_to_tree, tree_to_spans, tree_to_string
 from lal_allennlp.decoding import cky_decode
-from lal_allennlp.structs import tree_log_partition
+from lal_allennlp.structs import SpanChart, tree_log_partition
 from tests.conftest import FIXTURES_ROOT
 
 CONFIG = FIXTURES_ROOT / "span_parser" / "experiment.jsonnet"
@@ -23,9 +28,7 @@ class TestSpanConstituencyParser(ModelTestCase):
         batch.index_instances(self.vocab)
         tensors = batch.as_tensor_dict()
         max_length = tensors["tokens"]["tokens"]["tokens"].size(1)
-        return self.model._gold_chart(
-            tensors["gold_spans"], tensors["gold_span_labels"], max_length
-        )
+        return SpanChart.gold(tensors["gold_spans"], tensors["gold_span_labels"], max_length)
 
     def test_train_save_load_and_batch_consistency(self):
         self.ensure_model_can_train_save_and_load(CONFIG)
@@ -34,7 +37,8 @@ class TestSpanConstituencyParser(ModelTestCase):
         self.ensure_model_can_train_save_and_load(CONFIG, overrides='{"model.span_loss": "crf"}')
 
     def test_crf_loss_is_log_partition_minus_gold_tree_score(self):
-        gold = self._gold_chart_of_first(4)
+        gold_tensor = self._gold_chart_of_first(4)
+        gold = gold_tensor.numpy()
         lengths = torch.tensor([len(i["metadata"]["words"]) for i in self.instances[:4]])
         torch.manual_seed(0)
         chart = torch.randn(gold.shape + (self.model.num_span_labels + 1,))
@@ -49,7 +53,7 @@ class TestSpanConstituencyParser(ModelTestCase):
                 )
             )
         expected = (tree_log_partition(chart, lengths) - torch.tensor(gold_scores)).mean()
-        loss = self.model._crf_loss(chart, lengths, gold)
+        loss = SpanChart(chart, lengths).crf_loss(gold_tensor)
         assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
         assert loss.item() > 0
         # Gold labels at +40, every other non-empty label at -40: the gold tree takes all the
@@ -58,7 +62,7 @@ class TestSpanConstituencyParser(ModelTestCase):
         chart[..., 1:] = -40.0
         b, i, j = np.nonzero(gold)
         chart[b, i, j, gold[b, i, j]] = 40.0
-        assert self.model._crf_loss(chart, lengths, gold).item() == pytest.approx(0.0, abs=1e-6)
+        assert SpanChart(chart, lengths).crf_loss(gold_tensor).item() == pytest.approx(0.0, abs=1e-6)
         n = len(self.instances[0]["metadata"]["words"])
         _, _, spans = tree_to_spans(self.instances[0]["metadata"]["gold_tree"])
         nodes = {(i, j) for i, j, _ in spans} | {(i, i + 1) for i in range(n)}
@@ -69,7 +73,7 @@ class TestSpanConstituencyParser(ModelTestCase):
             children.setdefault(parent, []).append((a, c))
         parent, kids = next((p, sorted(k)) for p, k in children.items() if p and len(k) >= 3)
         chart[0, kids[0][0], kids[1][1], 1] = 40.0  # the first two children of that node
-        loss = self.model._crf_loss(chart, lengths, gold).item()
+        loss = SpanChart(chart, lengths).crf_loss(gold_tensor).item()
         assert loss * len(lengths) == pytest.approx(40.0, abs=1e-4)
 
     def test_unknown_span_loss_is_refused(self):
@@ -92,7 +96,8 @@ class TestSpanConstituencyParser(ModelTestCase):
                 assert label in labels
 
     def test_hinge_loss_is_zero_when_gold_wins_by_the_margin_and_positive_otherwise(self):
-        gold = self._gold_chart_of_first(4)
+        gold_tensor = self._gold_chart_of_first(4)
+        gold = gold_tensor.numpy()
         lengths = np.array([len(i["metadata"]["words"]) for i in self.instances[:4]])
         # Gold (span, label) pairs score +10, every other non-empty label -2 (the empty label
         # is fixed at 0): with a Hamming cost of 1, no tree beats the gold one, so the loss is 0.
@@ -100,11 +105,11 @@ class TestSpanConstituencyParser(ModelTestCase):
         chart[..., 0] = 0.0
         b, i, j = np.nonzero(gold)
         chart[b, i, j, gold[b, i, j]] = 10.0
-        loss = self.model._hinge_loss(torch.tensor(chart), chart, lengths, gold)
+        loss = SpanChart(torch.tensor(chart), torch.tensor(lengths)).hinge_loss(gold_tensor)
         assert loss.item() == pytest.approx(0.0)
         # An all-zero chart: the loss is the largest Hamming cost of a tree.
         zero = np.zeros_like(chart)
-        loss = self.model._hinge_loss(torch.tensor(zero), zero, lengths, gold)
+        loss = SpanChart(torch.tensor(zero), torch.tensor(lengths)).hinge_loss(gold_tensor)
         _, augmented = cky_decode(zero, lengths, gold)
         assert loss.item() == pytest.approx(augmented.mean())
         assert loss.item() > 0
@@ -114,9 +119,8 @@ class TestSpanConstituencyParser(ModelTestCase):
         batch.index_instances(self.vocab)
         tensors = batch.as_tensor_dict()
         max_length = tensors["tokens"]["tokens"]["tokens"].size(1)
-        gold = self.model._gold_chart(
-            tensors["gold_spans"], tensors["gold_span_labels"], max_length
-        )
+        gold = SpanChart.gold(tensors["gold_spans"], tensors["gold_span_labels"], max_length)
+        gold = gold.numpy()
         for b, instance in enumerate(self.instances[:3]):
             _, _, spans = tree_to_spans(instance["metadata"]["gold_tree"])
             expected = {
@@ -125,3 +129,48 @@ class TestSpanConstituencyParser(ModelTestCase):
             }
             found = {(int(i), int(j)): int(gold[b, i, j]) for i, j in zip(*np.nonzero(gold[b]))}
             assert found == expected
+
+    def test_output_carries_no_tensors_the_caller_does_not_need(self):
+        self.model.eval()
+        outputs = self.model.forward_on_instances(self.instances[:3])
+        for output in outputs:
+            assert set(output) == {"words", "trees", "pos_tags", "labelled_spans"}
+
+    def test_trees_are_built_once_per_sentence_and_scored_by_evalb(self, monkeypatch):
+        from lal_allennlp.models import span_parser_base
+
+        built = []
+
+        def counting_spans_to_tree(*args, **kwargs):
+            tree = spans_to_tree(*args, **kwargs)
+            built.append(tree)
+            return tree
+
+        monkeypatch.setattr(span_parser_base, "spans_to_tree", counting_spans_to_tree)
+        self.model.eval()
+        self.model.get_metrics(reset=True)
+        outputs = self.model.forward_on_instances(self.instances[:5])
+        assert len(built) == 5
+        # The metric saw the same trees as the output.
+        assert [tree_to_string(tree) for tree in built] == [o["trees"] for o in outputs]
+        gold = [i["metadata"]["gold_tree"] for i in self.instances[:5]]
+        expected = EvalbMetric(gold_tags=False)
+        expected(built, gold)
+        assert self.model.get_metrics(reset=True)["evalb_f1"] == expected.get_metric()["evalb_f1"]
+
+
+def test_given_tags_reach_the_output_of_a_model_that_does_not_predict_tags(tmp_path):
+    params = Params.from_file(str(CONFIG))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(str(FIXTURES_ROOT / "ptb" / "train")))
+    vocab = Vocabulary.from_instances(instances)
+    model_params = params.pop("model")
+    model_params["predict_pos_tags"] = False
+    model = Model.from_params(vocab=vocab, params=model_params).eval()
+    predictor = ParserPredictor(model, reader)
+    tags = ["DT", "NN", "VBD", "."]
+    result = predictor.predict_json({"tokens": ["The", "cat", "sat", "."], "tags": tags})
+    assert result["pos_tags"] == tags
+    assert [tag for _, tag in Tree.fromstring(result["tree"]).pos()] == tags
+    untagged = predictor.predict_json({"tokens": ["The", "cat", "sat", "."]})
+    assert untagged["pos_tags"] == ["UNK"] * 4

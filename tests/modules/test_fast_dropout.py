@@ -36,16 +36,34 @@ def test_neighbouring_elements_are_independent():
     assert abs(both.mean().item() - 0.25) < 6 * (0.25 * 0.75 / N) ** 0.5
 
 
-def test_kept_elements_are_scaled_by_the_rounded_probability():
-    p = 0.1
-    assert rounded_probability(p) == round(0.1 * 65536) / 65536
-    assert abs(rounded_probability(p) - p) <= 0.5 / 65536
-    mask = keep_mask((1000,), p, torch.empty(0, dtype=torch.float64))
+@pytest.mark.parametrize("p", [0.1, 0.3, 0.5, 0.9])
+def test_kept_elements_share_one_scale_that_keeps_the_expected_value(p):
+    torch.manual_seed(3)
+    mask = keep_mask((N,), p, torch.empty(0, dtype=torch.float64))
     assert mask.dtype == torch.float64
-    assert set(mask.unique().tolist()) == {0.0, 1.0 / (1.0 - rounded_probability(p))}
+    # Every kept element is scaled by the same factor, 1 / (1 - p'), where p' is the drop
+    # probability actually used: the one `rounded_probability` reports, within half a 16-bit
+    # step of p.
+    values = mask.unique().tolist()
+    assert len(values) == 2 and values[0] == 0.0
+    used = 1.0 - 1.0 / values[1]
+    assert used == pytest.approx(rounded_probability(p), rel=1e-12)
+    assert abs(used - p) <= 0.5 / 65536
+    # Elements are dropped at that rate, and the mask's mean is 1, so the output's expected
+    # value is the input (6 standard deviations over N elements).
+    assert abs((mask == 0).double().mean().item() - used) < 6 * (p * (1 - p) / N) ** 0.5
+    assert abs(mask.mean().item() - 1.0) < 6 * (p / (1 - p) / N) ** 0.5
+
+
+def test_dropout_keeps_the_mean_of_a_constant_input():
+    torch.manual_seed(4)
+    for p in (0.2, 0.7):
+        output = fast_dropout(torch.full((N,), 3.0, dtype=torch.float64), p)
+        assert abs(output.mean().item() - 3.0) < 6 * 3.0 * (p / (1 - p) / N) ** 0.5, p
 
 
 def test_output_is_the_input_times_the_mask_and_so_is_the_gradient():
+    torch.manual_seed(6)
     inputs = torch.randn(8, 50, requires_grad=True)
     torch.manual_seed(5)
     output = fast_dropout(inputs, 0.3)
@@ -54,6 +72,11 @@ def test_output_is_the_input_times_the_mask_and_so_is_the_gradient():
     assert torch.equal(output, inputs * mask)
     output.sum().backward()
     assert torch.equal(inputs.grad, mask)
+    # The gradient flows through the kept elements only, scaled as they were.
+    dropped = output == 0
+    assert 0 < dropped.sum() < dropped.numel()
+    assert torch.all(inputs.grad[dropped] == 0)
+    assert torch.all(inputs.grad[~dropped] == 1.0 / (1.0 - rounded_probability(0.3)))
 
 
 def test_seeded_masks_repeat_and_unseeded_ones_differ():

@@ -20,8 +20,9 @@ semantics (inputs, label rules, roles, arithmetic order, tie-breaking) are writt
 * ``<H>`` (label 1) is never allowed on a single word or on the whole sentence.
 * Root: the best ``one[0, n, h] + arc[0, h]``.
 
-It is written for clarity and checks the compiled decoders of
-:mod:`lal_allennlp.decoding.joint_span`, which must return bit-identical results: all arithmetic is
+It is written for clarity and checks the compiled decoder of
+:mod:`lal_allennlp.decoding.joint_span` and the compiled O(n^5) recurrence of
+:mod:`tests.oracles.joint_span_n5`, which must return bit-identical results: all arithmetic is
 done in the working dtype (float32 if both inputs are float32, else float64) with the additions in
 the order shown below, and ties go to the smallest root head, then the smallest split k, then the
 smallest dependent head d; among labels, the smallest label id.
@@ -31,8 +32,7 @@ from typing import List, Tuple
 
 import numpy as np
 
-EMPTY = 0  # label id of "no constituent"
-SUB_HEAD = 1  # label id of <H>
+from lal_allennlp.decoding.joint_span import EMPTY, SUB_HEAD
 
 
 def _working_dtype(*arrays: np.ndarray) -> np.dtype:

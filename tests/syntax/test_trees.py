@@ -11,6 +11,7 @@ from lal_allennlp.syntax.trees import (
     TreebankFormatError,
     collapse_label,
     expand_label,
+    is_preterminal,
     normalise_tree,
     parse_trees,
     spans_to_tree,
@@ -301,6 +302,13 @@ class TestSpans:
         tree = t("(TOP (S (NP (PRP He)) (VP (VBD left)) (. .)))")
         assert tree_to_string(tree) == "(TOP (S (NP (PRP He)) (VP (VBD left)) (. .)))"
         assert tree_to_string(Tree("", [Tree("NN", ["x"])])) == "( (NN x))"
+
+    def test_is_preterminal(self):
+        assert is_preterminal(t("(NN dog)"))
+        assert is_preterminal(t("(-NONE- *T*-1)"))
+        assert not is_preterminal(t("(NP (NN dog))"))
+        assert not is_preterminal(t("(NP (DT the) (NN dog))"))
+        assert not is_preterminal(Tree("NN", ["dog", "cat"]))
 
 
 def test_round_trip_on_every_fixture_tree():

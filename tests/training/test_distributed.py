@@ -21,7 +21,9 @@ from allennlp.common import Params
 from allennlp.data.data_loaders import MultiProcessDataLoader
 from allennlp.models.archival import load_archive
 
+from lal_allennlp.training import TimeBudget
 from tests.conftest import FIXTURES_ROOT
+from tests.training.step_clock import StepClockTimeBudget  # noqa: F401  (registers it)
 from tests.training.validation_recorder import ValidationRecorder  # noqa: F401  (registers it)
 
 DEV = FIXTURES_ROOT / "ptb" / "dev"
@@ -53,8 +55,8 @@ def _train_distributed(config: Path, serialization_dir: Path, epochs: int) -> Di
     return json.loads((serialization_dir / "metrics.json").read_text())
 
 
-def _records(serialization_dir: Path, rank: int) -> List[Dict]:
-    path = serialization_dir / f"validation_rank{rank}.jsonl"
+def _records(serialization_dir: Path, rank: int, kind: str = "validation") -> List[Dict]:
+    path = serialization_dir / f"{kind}_rank{rank}.jsonl"
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
@@ -116,38 +118,73 @@ def test_two_cpu_workers_aggregate_evalb_over_the_whole_dev_set(
 
 
 def test_time_budget_gives_every_worker_the_same_rates_and_epochs(tmp_path, monkeypatch):
-    """`time_budget` on two CPU workers: every worker uses the slowest worker's clock, so the
-    replicas step with identical learning rates (else their weights would drift apart)."""
+    """`time_budget` on two CPU workers whose clocks run at different speeds: every worker
+    follows the slowest worker's clock, so the replicas step with identical learning rates
+    (else their weights would drift apart) and stop after the same epoch.
+
+    The clocks are fake (`tests/training/step_clock.py`): a batch takes 1 second on worker 0
+    and 2 seconds on worker 1, whatever the machine does. Each worker runs 4 training batches
+    and 1 validation batch per epoch (30 + 29 training and 8 + 7 dev sentences, in batches of
+    8), so an epoch takes 5 seconds on worker 0 and 10 on worker 1. In a budget of 25 seconds
+    worker 1's clock fits 2 epochs: after epoch 0 (10 s) one more fits, and the horizon moves
+    from 25 to 20 seconds; after epoch 1 (20 s) none does. Worker 0's clock alone would run
+    the trainer's cap of 4 epochs.
+    """
     if not dist.is_available():
         pytest.skip("torch.distributed is not available")
     monkeypatch.setenv("OMP_NUM_THREADS", "1")
     serialization_dir = tmp_path / "run"
+    budget_seconds, cut_frac, base_rate = 25.0, 0.5, 0.01  # base_rate: the config's Adam lr
     params = Params.from_file(
         str(FIXTURES_ROOT / "span_parser" / "experiment.jsonnet"),
         params_overrides={
             "distributed": {"cuda_devices": [-1, -1]},
             "model.predict_pos_tags": False,
-            # A budget far longer than the run: the epoch cap (2) ends the schedule.
-            "trainer.num_epochs": 2,
+            "trainer.num_epochs": 4,  # an upper bound: the budget ends the run first
             "trainer.callbacks": [
                 {"type": "lal_test_validation_recorder", "rates": True},
-                {"type": "time_budget", "minutes": 30, "cut_frac": 0.5},
+                {
+                    "type": "lal_test_step_clock_time_budget",
+                    "minutes": budget_seconds / 60,
+                    "cut_frac": cut_frac,
+                    "seconds_per_batch": [1.0, 2.0],
+                },
             ],
         },
     )
+    assert params["trainer"]["optimizer"]["lr"] == base_rate
     train_model(
         params,
         str(serialization_dir),
-        include_package=["lal_allennlp", "tests.training.validation_recorder"],
+        include_package=[
+            "lal_allennlp",
+            "tests.training.validation_recorder",
+            "tests.training.step_clock",
+        ],
     )
-    by_rank = [
-        [json.loads(line) for line in (serialization_dir / f"rates_rank{rank}.jsonl").read_text().splitlines()]
-        for rank in (0, 1)
-    ]
+    metrics = json.loads((serialization_dir / "metrics.json").read_text())
+    assert metrics["epoch"] == 1  # two epochs, stopped by the budget of the slower clock
+    by_rank = [_records(serialization_dir, rank, "rates") for rank in (0, 1)]
     assert by_rank[0] == by_rank[1]
-    assert {r["epoch"] for r in by_rank[0]} == {0, 1}
+    assert [(r["epoch"], r["batch"]) for r in by_rank[0]] == [
+        (epoch, batch) for epoch in (0, 1) for batch in (1, 2, 3, 4)
+    ]
+
+    # The rate in force at each step was set after the previous batch, from worker 1's clock:
+    # 2 seconds per batch, and the horizon planned after epoch 0.
+    schedule = TimeBudget("unused", minutes=budget_seconds / 60, cut_frac=cut_frac)
+
+    def rate(seconds: float, horizon: float) -> float:
+        schedule.horizon = horizon
+        return base_rate * schedule.learning_rate_factor(seconds)
+
+    expected = [rate(s, 25.0) for s in (0, 2, 4, 6)] + [rate(s, 20.0) for s in (10, 12, 14, 16)]
     rates = [r["rates"][0] for r in by_rank[0]]
-    assert len(set(rates)) == len(rates)  # the rate moved at every step (warm-up)
+    assert rates == pytest.approx(expected, rel=1e-12)
+    # Warm-up over epoch 0, the peak when epoch 1 starts (half of the 20-second horizon), decay.
+    assert rates[4] == pytest.approx(base_rate)
+    assert rates[:5] == sorted(rates[:5]) and rates[4:] == sorted(rates[4:], reverse=True)
+    assert len(set(rates)) == len(rates)
 
 
 def test_multi_gpu_config_is_the_single_gpu_config_split_over_its_gpus():

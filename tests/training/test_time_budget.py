@@ -13,6 +13,7 @@ from allennlp.training.callbacks import TrainerCallback
 from allennlp.training.learning_rate_schedulers import LearningRateScheduler
 
 from lal_allennlp.training import TimeBudget
+from tests.training.step_clock import StepClock
 
 
 def test_rate_factor_equals_allennlps_slanted_triangular_over_time():
@@ -34,18 +35,11 @@ def test_rate_factor_equals_allennlps_slanted_triangular_over_time():
     assert budget.learning_rate_factor(250.0) == pytest.approx(1 / 32)
 
 
-class _Clock:
-    """Time that passes only when the model runs a batch: one second per batch."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 class _Regression(Model):
-    def __init__(self, clock: _Clock) -> None:
+    """A linear regression during which time passes only when it runs a batch: one second
+    per batch (training or validation) on `clock`."""
+
+    def __init__(self, clock: StepClock) -> None:
         super().__init__(Vocabulary())
         self.linear = torch.nn.Linear(2, 1)
         self.clock = clock
@@ -55,11 +49,12 @@ class _Regression(Model):
     def forward(self, x, y):
         if self.training:
             self.rates.append(self.optimizer.param_groups[0]["lr"])
-        self.clock.now += 1.0
+        self.clock.tick(1.0)
         return {"loss": ((self.linear(x).squeeze(-1) - y) ** 2).mean()}
 
 
 def _loader(n_batches: int) -> SimpleDataLoader:
+    torch.manual_seed(n_batches)
     instances = [
         Instance({"x": TensorField(torch.randn(2)), "y": TensorField(torch.randn(()))})
         for _ in range(n_batches)
@@ -68,7 +63,7 @@ def _loader(n_batches: int) -> SimpleDataLoader:
 
 
 def test_trainer_stops_after_the_last_epoch_that_fits(tmp_path):
-    clock = _Clock()
+    clock = StepClock()
     model = _Regression(clock)
     model.optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
     # Epochs of 4 training batches and 1 validation batch: 5 seconds each. After epoch 1, one
@@ -105,7 +100,7 @@ def test_trainer_stops_after_the_last_epoch_that_fits(tmp_path):
 
 
 def test_the_trainers_epoch_cap_ends_the_schedule(tmp_path):
-    clock = _Clock()
+    clock = StepClock()
     model = _Regression(clock)
     model.optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
     budget = TimeBudget(str(tmp_path), minutes=1, cut_frac=0.25)  # 60 s: 12 epochs would fit
@@ -122,7 +117,7 @@ def test_the_trainers_epoch_cap_ends_the_schedule(tmp_path):
 
 
 def test_time_budget_refuses_a_learning_rate_scheduler(tmp_path):
-    clock = _Clock()
+    clock = StepClock()
     model = _Regression(clock)
     model.optimizer = torch.optim.SGD(model.parameters(), lr=0.5)
     train = _loader(2)

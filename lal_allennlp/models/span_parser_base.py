@@ -1,0 +1,299 @@
+"""
+What the span parsers share (Stern, Andreas & Klein 2017; Kitaev & Klein 2018, sec. 2): the
+encoder over `[START] words [STOP]`, fencepost span features, a chart of span label scores,
+an optional POS-tagging head, and one `forward` that reads
+
+    encode -> chart -> loss -> decode -> metrics
+
+Subclasses override the steps that differ (the joint span parser adds arc scores to the
+chart, the dependency losses to the loss, heads to the decode). The chart is a structure of
+`lal_allennlp.structs`, which owns the losses and the decoder. Trees are built once per
+sentence, in `forward` when not training, and reused by the metrics and by
+`make_output_human_readable`, which only turns them into strings and lists.
+"""
+from typing import Any, Dict, List, Optional, Tuple
+
+import torch
+from allennlp.common.checks import ConfigurationError
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models.model import Model
+from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
+from allennlp.nn import util
+from allennlp.training.metrics import CategoricalAccuracy
+
+from lal_allennlp.metrics import EvalbMetric
+from lal_allennlp.modules import (
+    SentenceBoundaries,
+    SpanLabelScorer,
+    fencepost_features,
+    span_indices,
+)
+from lal_allennlp.modules.fast_dropout import FastDropout, replace_dropout
+from lal_allennlp.modules.word_piece_limit import explain_too_long
+from lal_allennlp.structs import ChartLabels, SpanChart
+from lal_allennlp.syntax.trees import spans_to_tree, tree_to_string
+
+Gold = Dict[str, Optional[torch.Tensor]]
+"""The gold tensors of a batch by field name (`pos_tags`, `gold_spans`, ...), None if absent."""
+
+
+class SpanParserBase(Model):
+    """
+    The shared part of `lal_span_parser` and `lal_joint_parser` (not registered itself).
+
+    # Parameters
+
+    vocab : `Vocabulary`
+        Needs the namespaces `span_labels` (collapsed unary chains such as `S+VP`) and, when
+        tags are predicted, `pos_tags`.
+    text_field_embedder : `TextFieldEmbedder`
+        Embeds the `tokens` field.
+    encoder : `Seq2SeqEncoder`
+        Any contextual encoder; its input dimension must equal the embedder's output
+        dimension and its output dimension must be even (forward/backward halves).
+    span_hidden_dim : `int`, optional (default = `250`)
+        Hidden size of the span label classifier (Kitaev & Klein use 250).
+    span_partitions : `Optional[int]`, optional (default = `None`)
+        Number of slices of the encoder output that are each split into forward/backward
+        halves for the span features. By default the encoder's `output_partitions` (one per
+        label attention head for the label attention layer, Mrini et al. 2020 sec. 3), or 1
+        for encoders that have none.
+    dropout : `float`, optional (default = `0.2`)
+        Dropout on the embeddings, the encoder output and in the label classifier.
+    predict_pos_tags : `bool`, optional (default = `True`)
+        Train a POS tagger on the encoder output (loss weighted by `pos_tag_loss_weight`) and
+        use its tags in the output trees. If `False`, output trees use the tags given with
+        the input, or `UNK` when there are none.
+    pos_tag_loss_weight : `float`, optional (default = `1.0`)
+    span_loss : `str`, optional (default = `"hinge"`)
+        `"hinge"`: the structured margin loss of Stern et al. (2017) and Kitaev & Klein (2018),
+        as in the papers. `"crf"`: the tree CRF's negative log-likelihood (dense gradients on
+        every span and label).
+    evalb_preset : `str`, optional (default = `"collins"`)
+        EVALB parameters of the validation metric (`lal_evalb`'s presets: `"collins"`, `"nk"`,
+        `"ctb_punctuation"`).
+    evalb_parameter_file : `Optional[str]`, optional (default = `None`)
+        An EVALB `.prm` file instead of the preset (another language's punctuation).
+    evalb_gold_tags : `bool`, optional (default = `False`)
+        Score the predicted trees' brackets with the gold POS tags (`lal_evalb`'s
+        `gold_tags`): every sentence counts whatever the predicted tags.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        text_field_embedder: TextFieldEmbedder,
+        encoder: Seq2SeqEncoder,
+        span_hidden_dim: int = 250,
+        span_partitions: Optional[int] = None,
+        dropout: float = 0.2,
+        predict_pos_tags: bool = True,
+        pos_tag_loss_weight: float = 1.0,
+        span_loss: str = "hinge",
+        evalb_preset: str = "collins",
+        evalb_parameter_file: Optional[str] = None,
+        evalb_gold_tags: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        self.text_field_embedder = text_field_embedder
+        # A pretrained transformer's dropout layers draw their masks with torch's CPU
+        # bernoulli_; FastDropout draws the same kind of mask from fewer random bits.
+        replace_dropout(text_field_embedder)
+        self.encoder = encoder
+        if text_field_embedder.get_output_dim() != encoder.get_input_dim():
+            raise ConfigurationError(
+                f"The text field embedder's output dimension ({text_field_embedder.get_output_dim()}) "
+                f"must equal the encoder's input dimension ({encoder.get_input_dim()})."
+            )
+        encoder_dim = encoder.get_output_dim()
+        if span_partitions is None:
+            span_partitions = getattr(encoder, "output_partitions", 1)
+        if encoder_dim % (2 * span_partitions) != 0:
+            raise ConfigurationError(
+                f"The encoder output dimension ({encoder_dim}) must be divisible by "
+                f"2 * span_partitions = {2 * span_partitions}."
+            )
+        self.span_partitions = span_partitions
+        if span_loss not in ("hinge", "crf"):
+            raise ConfigurationError(f'span_loss must be "hinge" or "crf", got "{span_loss}".')
+        self.span_loss = span_loss
+        self.boundaries = SentenceBoundaries(text_field_embedder.get_output_dim())
+        self.dropout = FastDropout(dropout)
+        self.span_labels = ChartLabels(vocab, "span_labels")
+        self.num_span_labels = vocab.get_vocab_size("span_labels")
+        self.span_label_scorer = SpanLabelScorer(
+            encoder_dim, span_hidden_dim, self.num_span_labels, dropout
+        )
+        self.predict_pos_tags = predict_pos_tags
+        self.pos_tag_loss_weight = pos_tag_loss_weight
+        if predict_pos_tags:
+            self.tag_projection = torch.nn.Linear(encoder_dim, vocab.get_vocab_size("pos_tags"))
+            self.tag_accuracy = CategoricalAccuracy()
+        self.evalb = EvalbMetric(evalb_preset, evalb_parameter_file, gold_tags=evalb_gold_tags)
+
+    def _parse(
+        self,
+        tokens: TextFieldTensors,
+        metadata: List[Dict[str, Any]],
+        gold: Gold,
+        explain: Optional[List[bool]] = None,
+    ) -> Dict[str, Any]:
+        """
+        The `forward` of every span parser: encode -> chart -> loss -> decode -> metrics.
+
+        # Returns
+
+        A dict with `words`, `loss` when there is gold data, and when not training `trees`
+        (per sentence an nltk `Tree` rooted in `TOP`) and `labelled_spans` (per sentence its
+        constituents `(start, end_exclusive, label)`), plus what subclasses add.
+        """
+        words = [m["words"] for m in metadata]
+        mask, encoded = self._encode(tokens, words)
+        # shape (batch_size, max_length + 1, encoder_dim)
+        fenceposts = fencepost_features(encoded, self.span_partitions)
+        chart = self._chart(encoded, fenceposts, mask)
+        # shape (batch_size, max_length, num_pos_tags), or None
+        tag_logits = self.tag_projection(encoded[:, 1:-1]) if self.predict_pos_tags else None
+
+        output: Dict[str, Any] = {"words": words}
+        loss = self._loss(chart, encoded, mask, tag_logits, gold)
+        if loss is not None:
+            output["loss"] = loss
+        if tag_logits is not None and gold.get("pos_tags") is not None:
+            self.tag_accuracy(tag_logits, gold["pos_tags"], mask)
+        if not self.training:
+            tags = self._tags(tag_logits, metadata)
+            output.update(self._decode(chart, encoded, mask, words, tags))
+            self._update_metrics(output, metadata, mask, gold)
+            if explain is not None and any(explain):
+                output.update(self._explain(output, fenceposts))
+        return output
+
+    def _encode(
+        self, tokens: TextFieldTensors, words: Optional[List[List[str]]] = None
+    ) -> Tuple[torch.BoolTensor, torch.Tensor]:
+        """
+        The word mask `(batch_size, max_length)` and the encoder output over `[START] words
+        [STOP]`, `(batch_size, max_length + 2, encoder_dim)`, dropout applied. `words` name
+        the sentences in the error for one longer than the transformer can read.
+        """
+        mask = util.get_text_field_mask(tokens)
+        try:
+            # shape (batch_size, max_length, embedding_dim)
+            embedded = self.dropout(self.text_field_embedder(tokens))
+        except (RuntimeError, IndexError) as error:
+            explain_too_long(error, self.text_field_embedder, tokens, words)
+            raise
+        # shape (batch_size, max_length + 2, embedding_dim)
+        bounded, bounded_mask = self.boundaries(embedded, mask)
+        # shape (batch_size, max_length + 2, encoder_dim)
+        encoded = self.dropout(self.encoder(bounded, bounded_mask))
+        return mask, encoded
+
+    def _span_chart(self, fenceposts: torch.Tensor, mask: torch.BoolTensor) -> SpanChart:
+        """The chart of span label scores (the empty label's column fixed at 0)."""
+        max_length = mask.size(1)
+        starts, ends = span_indices(max_length, fenceposts.device)
+        # shape (batch_size, num_spans, num_span_labels + 1)
+        span_scores = self.span_label_scorer(fenceposts, starts, ends)
+        return SpanChart.from_span_scores(span_scores, starts, ends, mask.sum(dim=1), max_length)
+
+    def _chart(self, encoded: torch.Tensor, fenceposts: torch.Tensor, mask: torch.BoolTensor):
+        """The structure this parser scores and decodes (a `SpanChart` here)."""
+        return self._span_chart(fenceposts, mask)
+
+    def _loss(
+        self,
+        chart: SpanChart,
+        encoded: torch.Tensor,
+        mask: torch.BoolTensor,
+        tag_logits: Optional[torch.Tensor],
+        gold: Gold,
+    ) -> Optional[torch.Tensor]:
+        """
+        The span loss (`span_loss`; with gold spans) plus the weighted POS tag loss (with
+        predicted and gold tags). `None` when there is nothing to learn from.
+        """
+        loss: Optional[torch.Tensor] = None
+        if gold.get("gold_spans") is not None and gold.get("gold_span_labels") is not None:
+            gold_chart = SpanChart.gold(gold["gold_spans"], gold["gold_span_labels"], mask.size(1))
+            if self.span_loss == "crf":
+                loss = chart.crf_loss(gold_chart)
+            else:
+                loss = chart.hinge_loss(gold_chart)
+        if tag_logits is not None and gold.get("pos_tags") is not None:
+            tag_loss = util.sequence_cross_entropy_with_logits(tag_logits, gold["pos_tags"], mask)
+            weighted = self.pos_tag_loss_weight * tag_loss
+            loss = weighted if loss is None else loss + weighted
+        return loss
+
+    def _decode(
+        self,
+        chart: Any,
+        encoded: torch.Tensor,
+        mask: torch.BoolTensor,
+        words: List[List[str]],
+        tags: List[List[str]],
+    ) -> Dict[str, Any]:
+        """The best trees: `trees`, `labelled_spans` and the decoder's `spans` (columns)."""
+        spans = chart.argmax()
+        labelled = [[(i, j, self.span_labels.name(c)) for i, j, c in s] for s in spans]
+        trees = [spans_to_tree(w, t, s) for w, t, s in zip(words, tags, labelled)]
+        return {"trees": trees, "labelled_spans": labelled, "spans": spans}
+
+    def _tags(
+        self, tag_logits: Optional[torch.Tensor], metadata: List[Dict[str, Any]]
+    ) -> List[List[str]]:
+        """Per sentence, the predicted tags, else the given ones, else `UNK` per word."""
+        if tag_logits is not None:
+            ids = tag_logits.argmax(-1).tolist()
+            return [
+                [self.vocab.get_token_from_index(i, "pos_tags") for i in ids[b][: len(m["words"])]]
+                for b, m in enumerate(metadata)
+            ]
+        return [list(m.get("pos_tags") or ["UNK"] * len(m["words"])) for m in metadata]
+
+    def _update_metrics(
+        self,
+        output: Dict[str, Any],
+        metadata: List[Dict[str, Any]],
+        mask: torch.BoolTensor,
+        gold: Gold,
+    ) -> None:
+        """EVALB of the predicted trees against the gold trees, when there are any."""
+        gold_trees = [m.get("gold_tree") for m in metadata]
+        if any(tree is not None for tree in gold_trees):
+            self.evalb(output["trees"], gold_trees)
+
+    def _explain(self, output: Dict[str, Any], fenceposts: torch.Tensor) -> Dict[str, Any]:
+        """Explanations of the predictions (the parsers with a label attention layer)."""
+        raise ConfigurationError(
+            f"Explanations (label attention, head contributions) are given by lal_span_parser "
+            f"models; {type(self).__name__} does not compute them."
+        )
+
+    def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
+        """
+        Turns the trees of `forward` into one-line bracketed strings (`trees`) and their tags
+        into `pos_tags`; `labelled_spans` as lists. Drops what callers do not need (the
+        decoder's `spans`).
+        """
+        trees = output_dict.pop("trees")
+        output_dict["pos_tags"] = [[tag for _, tag in tree.pos()] for tree in trees]
+        output_dict["trees"] = [tree_to_string(tree) for tree in trees]
+        output_dict["labelled_spans"] = [
+            [list(span) for span in spans] for spans in output_dict["labelled_spans"]
+        ]
+        output_dict.pop("spans", None)
+        return output_dict
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        metrics = {}
+        if self.predict_pos_tags:
+            metrics["pos_accuracy"] = self.tag_accuracy.get_metric(reset)
+        if not self.training:
+            metrics.update(self.evalb.get_metric(reset))
+        return metrics
+
+    default_predictor = "lal_parser"

@@ -1,0 +1,97 @@
+"""
+The joint span structure of Zhou & Zhao (2019), "Head-Driven Phrase Structure Grammar Parsing
+on Penn Treebank": a span chart over the joint span labels (the constituents, `<H>` sub-head
+spans, `TOP`) and the log-probability of every head for every word, decoded together into a
+constituency tree and a projective dependency tree that agree (`decoding/joint_span.py`),
+maximising `lambda * s(spans) + (1 - lambda) * sum_w log P(head(w) | w)`.
+
+The decoder numbers its labels differently from the chart: decoder label 0 is empty, 1 is
+`<H>`, then the other labels. `decoder_columns` maps one to the other.
+"""
+from typing import List, Sequence, Tuple
+
+import numpy as np
+import torch
+
+from lal_allennlp.decoding import joint_span_decode
+from lal_allennlp.structs.span_chart import EMPTY, ChartLabels, SpanChart
+from lal_allennlp.syntax.joint_spans import SUB_HEAD_LABEL
+
+MISSING = -1
+"""A decoder label with no chart column (scored -inf, never chosen)."""
+
+
+def decoder_columns(labels: ChartLabels) -> List[int]:
+    """
+    The chart column of each decoder label: `EMPTY` for label 0, `<H>`'s column for label 1
+    (`MISSING` when the vocabulary has no `<H>`), then the other labels' columns in vocabulary
+    order. The decoder needs a phrase label, so the list has at least 3 entries.
+    """
+    sub_head = labels.column(SUB_HEAD_LABEL)
+    others = [c for c in range(EMPTY + 1, len(labels)) if c != sub_head]
+    order = [EMPTY, MISSING if sub_head is None else sub_head] + others
+    while len(order) < 3:
+        order.append(MISSING)
+    return order
+
+
+def decoder_label_names(labels: ChartLabels, columns: Sequence[int]) -> List[str]:
+    """The label string of each decoder label (`""` for the empty and missing ones)."""
+    names = ["", SUB_HEAD_LABEL]
+    for column in columns[2:]:
+        names.append("" if column == MISSING else labels.name(column))
+    return names
+
+
+class JointSpanChart:
+    """
+    # Parameters
+
+    spans : `SpanChart`
+        The joint span labels' scores (its losses are the span parser's).
+    arc_log_probs : `torch.Tensor`
+        Shape `(batch_size, max_length, max_length + 1)`: `[b, d - 1, h]` is
+        `log P(head(d) = h)` for word `d` (1-based), head 0 being the root.
+    columns : `Sequence[int]`
+        `decoder_columns` of the chart's labels.
+    span_weight : `float`
+        The decoder's lambda.
+    """
+
+    def __init__(
+        self,
+        spans: SpanChart,
+        arc_log_probs: torch.Tensor,
+        columns: Sequence[int],
+        span_weight: float,
+    ) -> None:
+        self.spans = spans
+        self.arc_log_probs = arc_log_probs
+        self.columns = np.asarray(columns)
+        self.span_weight = span_weight
+
+    def arc_loss(self, gold_heads: torch.LongTensor, mask: torch.BoolTensor) -> torch.Tensor:
+        """The mean over the batch's words of `-log P(gold head)`; `gold_heads` is
+        `(batch_size, max_length)`, 0 for the root."""
+        # shape (batch_size, max_length)
+        nll = -self.arc_log_probs.gather(2, gold_heads.unsqueeze(2)).squeeze(2)
+        return (nll * mask).sum() / mask.sum().clamp(min=1)
+
+    def decode(self) -> Tuple[List[np.ndarray], List[np.ndarray]]:
+        """
+        # Returns
+
+        `(spans, heads)`: per sentence, the `(i, j, decoder_label)` rows of every node of the
+        decoded binary tree, and the head of each word (`heads[b][w - 1]`, 0 = root).
+        """
+        chart, lengths = self.spans.as_numpy()
+        batch_size, fences = chart.shape[:2]
+        span_scores = chart[..., np.maximum(self.columns, 0)].astype(np.float64)
+        span_scores[..., self.columns == MISSING] = -np.inf
+        # shape (batch_size, max_length + 1, max_length + 1): [b, h, d], column 0 unused
+        arcs = np.zeros((batch_size, fences, fences), dtype=np.float64)
+        arcs[:, :, 1:] = self.arc_log_probs.detach().float().cpu().numpy().transpose(0, 2, 1)
+        spans, heads, _ = joint_span_decode(
+            self.span_weight * span_scores, (1.0 - self.span_weight) * arcs, lengths
+        )
+        return spans, heads

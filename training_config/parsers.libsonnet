@@ -1,0 +1,232 @@
+// Builders shared by every config in this folder: readers, embedders, encoders, the span and
+// joint span parsers, the optimizer and the two training setups (small CPU budget, paper GPU).
+// The parsers are the span parser of Stern et al. (2017) and Kitaev & Klein (2018), the Label
+// Attention Layer stack of Mrini et al. (2020), and Zhou & Zhao's (2019) joint span parser.
+// Every ablation switch of the LAL paper's Tables 1 and 2 is a named argument of `lal_stack`,
+// with the paper's best English setting as the default.
+{
+  // ---------------------------------------------------------------------------------------
+  // Readers
+
+  // The Penn Treebank reader with word pieces for `model_name`; `max_length` for training.
+  // With `dependencies_dir` (a folder of dependency files named like the treebank files) or
+  // `joint=true` (heads from the head rules), instances for `lal_joint_parser`.
+  ptb_reader(model_name, max_length=null, dependencies_dir=null, joint=false):: {
+    type: 'lal_ptb',
+    token_indexers: {
+      tokens: { type: 'pretrained_transformer_mismatched', model_name: model_name },
+    },
+    max_length: max_length,
+    [if dependencies_dir != null then 'dependencies_dir']: dependencies_dir,
+    [if joint then 'joint_spans']: true,
+  },
+
+  // Word/POS/char inputs of Kitaev & Klein without a pretrained model: word embeddings and a
+  // CharLSTM, concatenated (a linear map of the concatenation = a sum of projections; the
+  // partitioned encoder projects it to the content half and adds learned positions).
+  // With `pos=true`, POS tag embeddings too (section 3.1 of the LAL paper: word and POS
+  // embeddings summed as the content). Tags come from the trees in training; at prediction
+  // give them with the input (`"tags"`), else every word gets the unknown tag.
+  char_reader(max_length=null, pos=false):: {
+    type: 'lal_ptb',
+    token_indexers: {
+      tokens: { type: 'single_id', lowercase_tokens: false },
+      token_characters: { type: 'characters', min_padding_length: 1 },
+      [if pos then 'pos_tokens']: {
+        type: 'single_id',
+        namespace: 'pos_tokens',
+        feature_name: 'tag_',
+        default_value: '@@UNKNOWN@@',
+      },
+    },
+    max_length: max_length,
+  },
+
+  // ---------------------------------------------------------------------------------------
+  // Embedders
+
+  char_lstm_embedder(word_dim=100, char_dim=64, char_hidden=128, pos_dim=0):: {
+    token_embedders: {
+      tokens: { type: 'embedding', embedding_dim: word_dim },
+      token_characters: { type: 'char_lstm', embedding_dim: char_dim, hidden_dim: char_hidden },
+      [if pos_dim > 0 then 'pos_tokens']: { type: 'embedding', embedding_dim: pos_dim },
+    },
+  },
+
+  // A pretrained transformer, a word being the mean of its word pieces.
+  // `train=false`: the transformer's weights stay fixed.
+  // `last_layer_only=false`: a learned scalar mix of all the transformer's layers.
+  // `layers=k`: keep only the transformer's first k layers (less compute per word).
+  transformer_embedder(model_name, train=true, last_layer_only=true, layers=null):: {
+    token_embedders: {
+      tokens: {
+        type: 'pretrained_transformer_mismatched',
+        model_name: model_name,
+        train_parameters: train,
+        [if !last_layer_only then 'last_layer_only']: false,
+        [if layers != null then 'transformer_kwargs']: { num_hidden_layers: layers },
+      },
+    },
+  },
+
+  // ---------------------------------------------------------------------------------------
+  // Encoders
+
+  // Partitioned (factored) self-attention layers, Kitaev & Klein (2018), sec. 3-4.
+  partitioned_transformer(input_dim, d_model=1024, layers=3, heads=8, d_kv=64, d_ff=2048):: {
+    type: 'partitioned_transformer',
+    input_dim: input_dim,
+    d_model: d_model,
+    num_layers: layers,
+    num_heads: heads,
+    d_kv: d_kv,
+    d_ff: d_ff,
+  },
+
+  // The LAL stack: `layers` partitioned self-attention layers, then one Label Attention Layer.
+  //   qv   query vectors (true) or a query matrix as in self-attention (Table 2, "QV")
+  //   conc concatenate the heads (true) or combine them as in self-attention (Table 2, "Conc.")
+  //   pfl  position-wise feed-forward layer after the LAL (Table 1, "PFL")
+  //   rd   residual dropout on each head's output (Table 1, "RD"; 0.2 as Zhou & Zhao when on)
+  lal_stack(input_dim, d_model=1024, layers=3, heads=8, d_kv=64, label_heads=112, lal_d_kv=128,
+            d_proj=128, qv=true, conc=true, pfl=true, rd=false):: {
+    type: 'lal_stack',
+    input_dim: input_dim,
+    self_attention: {
+      d_model: d_model,
+      num_layers: layers,
+      num_heads: heads,
+      d_kv: d_kv,
+    },
+    label_attention: {
+      num_heads: label_heads,
+      d_kv: lal_d_kv,
+      d_proj: d_proj,
+      query_vectors: qv,
+      concatenate_heads: conc,
+      use_feed_forward: pfl,
+      residual_dropout: if rd then 0.2 else 0.0,
+    },
+  },
+
+  // ---------------------------------------------------------------------------------------
+  // Models
+
+  // The span parser (`lal_span_parser`): embedder -> encoder -> span features -> label MLP ->
+  // CKY, with a POS tagging head.
+  //   span_loss        'hinge' (the papers' margin loss) or 'crf' (tree CRF likelihood);
+  //                    null leaves the model's default ('hinge') implicit
+  //   evalb_gold_tags  dev EVALB of the brackets with the gold POS tags (every sentence counts,
+  //                    whatever the predicted tags; as the peers are scored) instead of
+  //                    EVALB's own rule
+  span_parser(embedder, encoder, span_hidden_dim=250, dropout=0.2, span_loss=null,
+              evalb_gold_tags=false):: {
+    type: 'lal_span_parser',
+    text_field_embedder: embedder,
+    encoder: encoder,
+    span_hidden_dim: span_hidden_dim,
+    dropout: dropout,
+    predict_pos_tags: true,
+    [if span_loss != null then 'span_loss']: span_loss,
+    [if evalb_gold_tags then 'evalb_gold_tags']: true,
+  },
+
+  // The joint span (HPSG) parser of Zhou & Zhao (2019), the decoder of the LAL paper
+  // (`lal_joint_parser`): the span parser's scores plus biaffine arcs and dependency labels,
+  // decoded together with weight `span_weight` (lambda, 0.5 in the paper) on the spans.
+  // `arc_dim` and `label_dim` (the arc and dependency label MLP sizes): null leaves the model's
+  // defaults (256 and 100) implicit. Needs a reader with dependencies (`ptb_reader`'s
+  // `dependencies_dir` or `joint`).
+  joint_parser(embedder, encoder, span_hidden_dim=250, dropout=0.2, span_weight=0.5,
+               arc_dim=null, label_dim=null, span_loss=null)::
+    $.span_parser(embedder, encoder, span_hidden_dim, dropout, span_loss) + {
+      type: 'lal_joint_parser',
+      span_weight: span_weight,
+      [if arc_dim != null then 'arc_dim']: arc_dim,
+      [if label_dim != null then 'dependency_label_dim']: label_dim,
+    },
+
+  // ---------------------------------------------------------------------------------------
+  // Training
+
+  // AdamW with a smaller learning rate for the pretrained transformer's own weights (the
+  // scalar mix of its layers, when there is one, learns at `lr` like the new layers).
+  // `frozen_layers = k` (BERT-style parameter names) keeps the transformer's embeddings and
+  // its first k layers fixed: no gradient reaches or leaves them, which saves their whole
+  // backward pass and the optimizer's work on the word-piece embedding matrix.
+  optimizer(lr, transformer_lr, frozen_layers=null)::
+    local layers = if frozen_layers == null || frozen_layers == 0 then ''
+      else '|encoder\\.layer\\.(' + std.join('|', [std.toString(i) for i in std.range(0, frozen_layers - 1)]) + ')\\.';
+    // The frozen parameters' names after `transformer_model.`; the learning-rate group
+    // excludes them (a parameter in two groups is an error).
+    local frozen = '(embeddings\\.' + layers + ')';
+    {
+      type: 'fused_adamw',
+      lr: lr,
+      parameter_groups:
+        (if frozen_layers == null then [] else [
+           [['text_field_embedder.*transformer_model\\.' + frozen], { requires_grad: false }],
+         ]) + [
+          [['text_field_embedder.*transformer_model' + (if frozen_layers == null then '' else '\\.(?!' + frozen + ')')],
+           { lr: transformer_lr }],
+        ],
+    },
+
+  // Training on CPU cores with a small fine-tuned transformer: `optimizer` above, slanted
+  // triangular schedule, model selection on dev EVALB F1. With `minutes`, a wall-clock budget
+  // (the `time_budget` callback: the same schedule over elapsed time, stop after the last
+  // epoch that fits; `epochs` is then only an upper bound); without, `epochs` epochs.
+  cpu_training(train_path, dev_path, reader, dev_reader, model, batch_size=32, epochs=3,
+               lr=1e-3, transformer_lr=5e-5, minutes=null, frozen_layers=null):: {
+    dataset_reader: reader,
+    validation_dataset_reader: dev_reader,
+    train_data_path: train_path,
+    validation_data_path: dev_path,
+    model: model,
+    data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: batch_size, sorting_keys: ['tokens'] },
+    },
+    validation_data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: 64, sorting_keys: ['tokens'] },
+    },
+    trainer: {
+      num_epochs: epochs,
+      optimizer: $.optimizer(lr=lr, transformer_lr=transformer_lr, frozen_layers=frozen_layers),
+      [if minutes == null then 'learning_rate_scheduler']: {
+        type: 'slanted_triangular',
+        cut_frac: 0.06,
+      },
+      [if minutes != null then 'callbacks']: [
+        { type: 'time_budget', minutes: minutes, cut_frac: 0.06 },
+      ],
+      grad_norm: 5.0,
+      validation_metric: '+evalb_f1',
+      cuda_device: -1,
+    },
+  },
+
+  // GPU training as in the papers: AdamW, learning rate 5e-5, batches of `batch_size`
+  // sentences, warm-up then linear decay, model selection on dev EVALB F1, mixed precision.
+  gpu_training(train_path, dev_path, reader, model, batch_size=100, lr=5e-5, epochs=50):: {
+    dataset_reader: reader,
+    train_data_path: train_path,
+    validation_data_path: dev_path,
+    model: model,
+    data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: batch_size, sorting_keys: ['tokens'] },
+    },
+    validation_data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: batch_size, sorting_keys: ['tokens'] },
+    },
+    trainer: {
+      num_epochs: epochs,
+      patience: 8,
+      optimizer: { type: 'fused_adamw', lr: lr, weight_decay: 0.0 },
+      learning_rate_scheduler: { type: 'linear_with_warmup', warmup_steps: 1600 },
+      grad_norm: 1.0,
+      validation_metric: '+evalb_f1',
+      cuda_device: 0,
+      use_amp: true,
+    },
+  },
+}
