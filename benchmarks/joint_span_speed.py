@@ -3,9 +3,9 @@
 Compares, on the same seeded random float32 charts (batch of sentences of one length, L labels
 including empty and ``<H>``, standard-normal span and arc scores):
 
-(a) ``joint_span_decode(..., algorithm="fast")``: the O(n^4) decoder (8-lane vector kernels),
-(b) ``joint_span_decode(..., algorithm="cubic5")``: the authors' O(n^5) recurrence (their loop
-    order, value and back-pointer charts), compiled with numba and batched the same way,
+(a) ``lal_allennlp.decoding.joint_span_decode``: the O(n^4) decoder (8-lane vector kernels),
+(b) ``tests.oracles.joint_span_n5.joint_span_decode_n5``: the authors' O(n^5) recurrence (their
+    loop order, value and back-pointer charts), compiled with numba and batched the same way,
 
 for 1 thread and for all threads (``numba.set_num_threads``), after a warm-up call, and prints a
 Markdown table of sentences/second and the speed-up, then the growth exponent of the time per
@@ -16,7 +16,7 @@ identical on those sentences. For scale, the table also gives the plain span CKY
 rate is roughly the ceiling of any decoder of these charts on this machine.
 
 Usage: python benchmarks/joint_span_speed.py [--lengths 10 20 40 80] [--labels 112] [--batch 100]
-       [--threads N] [--repeats 3] [--cubic5-seconds 2.0]
+       [--threads N] [--repeats 3] [--n5-seconds 2.0]
 """
 
 import argparse
@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from lal_allennlp.decoding.cky import cky_decode  # noqa: E402
 from lal_allennlp.decoding.joint_span import joint_span_decode  # noqa: E402
+from tests.oracles.joint_span_n5 import joint_span_decode_n5  # noqa: E402
 from timing import growth_exponent, timed  # noqa: E402  (benchmarks/timing.py)
 
 
@@ -45,7 +46,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=numba.config.NUMBA_NUM_THREADS)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(
-        "--cubic5-seconds",
+        "--n5-seconds",
         type=float,
         default=2.0,
         help="rough time budget of one O(n^5) measurement (sets its sentence count)",
@@ -60,23 +61,23 @@ def main() -> None:
     tiny_spans = rng.standard_normal((2, 4, 4, args.labels), dtype=np.float32)
     tiny_arcs = rng.standard_normal((2, 4, 4), dtype=np.float32)
     first_call = {}
-    for algorithm in ("fast", "cubic5"):
+    for name, decode in (("O(n^4)", joint_span_decode), ("O(n^5)", joint_span_decode_n5)):
         start = time.perf_counter()
-        joint_span_decode(tiny_spans, tiny_arcs, np.array([3, 2]), algorithm)
-        first_call[algorithm] = time.perf_counter() - start
+        decode(tiny_spans, tiny_arcs, np.array([3, 2]))
+        first_call[name] = time.perf_counter() - start
     cky_decode(tiny_spans, np.array([3, 2]))
     print(
-        f"first call (JIT compile or cache load), float32: fast {first_call['fast']:.2f} s, "
-        f"cubic5 {first_call['cubic5']:.2f} s"
+        f"first call (JIT compile or cache load), float32: O(n^4) {first_call['O(n^4)']:.2f} s, "
+        f"O(n^5) {first_call['O(n^5)']:.2f} s"
     )
     print(
         f"batch {args.batch}, {args.labels} labels, float32, seed {args.seed}, threads "
-        f"{thread_counts}, median of {args.repeats} (cubic5: 1 run on the sentence count shown)\n"
+        f"{thread_counts}, median of {args.repeats} (O(n^5): 1 run on the sentence count shown)\n"
     )
 
     rows = []
     per_sentence: Dict[Tuple[str, int], List[float]] = {}
-    cubic5_estimate = 2e-9  # seconds per O(n^5) candidate, refined after each measurement
+    n5_estimate = 2e-9  # seconds per O(n^5) candidate, refined after each measurement
     for n in args.lengths:
         rng = np.random.default_rng(args.seed + n)
         span_scores = rng.standard_normal((args.batch, n + 1, n + 1, args.labels), dtype=np.float32)
@@ -85,51 +86,49 @@ def main() -> None:
         candidates = 2 * (n + 1) * n**4 / 120  # ~ number of O(n^5) candidate updates per sentence
         for threads in thread_counts:
             numba.set_num_threads(threads)
-            budget = args.cubic5_seconds * threads
-            num_cubic5 = int(
-                min(args.batch, max(threads, budget // (cubic5_estimate * candidates)))
-            )
-            sub = (span_scores[:num_cubic5], arc_scores[:num_cubic5], lengths[:num_cubic5])
+            budget = args.n5_seconds * threads
+            num_n5 = int(min(args.batch, max(threads, budget // (n5_estimate * candidates))))
+            sub = (span_scores[:num_n5], arc_scores[:num_n5], lengths[:num_n5])
 
-            fast = joint_span_decode(span_scores, arc_scores, lengths)  # warm-up
-            fast_seconds = timed(
+            n4 = joint_span_decode(span_scores, arc_scores, lengths)  # warm-up
+            n4_seconds = timed(
                 lambda: joint_span_decode(span_scores, arc_scores, lengths), args.repeats
             )
             start = time.perf_counter()
-            cubic5 = joint_span_decode(*sub, algorithm="cubic5")
-            cubic5_seconds = time.perf_counter() - start
-            for b in range(num_cubic5):  # sanity: identical results
-                assert np.array_equal(fast[0][b], cubic5[0][b])
-                assert np.array_equal(fast[1][b], cubic5[1][b]) and fast[2][b] == cubic5[2][b]
-            cubic5_estimate = cubic5_seconds / num_cubic5 / candidates * threads
-            fast_rate = args.batch / fast_seconds
-            cubic5_rate = num_cubic5 / cubic5_seconds
+            n5 = joint_span_decode_n5(*sub)
+            n5_seconds = time.perf_counter() - start
+            for b in range(num_n5):  # sanity: identical results
+                assert np.array_equal(n4[0][b], n5[0][b])
+                assert np.array_equal(n4[1][b], n5[1][b]) and n4[2][b] == n5[2][b]
+            n5_estimate = n5_seconds / num_n5 / candidates * threads
+            n4_rate = args.batch / n4_seconds
+            n5_rate = num_n5 / n5_seconds
             cky_decode(span_scores, lengths)  # warm-up
             cky_rate = args.batch / timed(lambda: cky_decode(span_scores, lengths), args.repeats)
-            per_sentence.setdefault(("fast", threads), []).append(1.0 / fast_rate)
-            per_sentence.setdefault(("cubic5", threads), []).append(1.0 / cubic5_rate)
-            rows.append((n, threads, fast_rate, cubic5_rate, num_cubic5, cky_rate))
+            per_sentence.setdefault(("O(n^4)", threads), []).append(1.0 / n4_rate)
+            per_sentence.setdefault(("O(n^5)", threads), []).append(1.0 / n5_rate)
+            rows.append((n, threads, n4_rate, n5_rate, num_n5, cky_rate))
         del span_scores, arc_scores
 
     print(
-        "| length | threads | fast (sent/s) | cubic5 O(n^5) (sent/s, sentences timed) "
-        "| fast / cubic5 | span CKY alone (sent/s) | CKY / cubic5 |"
+        "| length | threads | O(n^4) (sent/s) | O(n^5) (sent/s, sentences timed) "
+        "| O(n^4) / O(n^5) | span CKY alone (sent/s) | CKY / O(n^5) |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|")
-    for n, threads, fast_rate, cubic5_rate, num_cubic5, cky_rate in rows:
+    for n, threads, n4_rate, n5_rate, num_n5, cky_rate in rows:
         print(
-            f"| {n} | {threads} | {fast_rate:,.0f} | {cubic5_rate:,.1f} ({num_cubic5}) "
-            f"| {fast_rate / cubic5_rate:,.1f}x | {cky_rate:,.0f} "
-            f"| {cky_rate / cubic5_rate:,.0f}x |"
+            f"| {n} | {threads} | {n4_rate:,.0f} | {n5_rate:,.1f} ({num_n5}) "
+            f"| {n4_rate / n5_rate:,.1f}x | {cky_rate:,.0f} "
+            f"| {cky_rate / n5_rate:,.0f}x |"
         )
     if len(args.lengths) >= 2:
         print("\nGrowth of the time per sentence, t ~ n^p (least squares on log t vs log n):\n")
         print("| decoder | threads | p over all lengths | p between the two longest |")
         print("|---|---:|---:|---:|")
-        for (algorithm, threads), seconds in sorted(per_sentence.items()):
+        for (decoder, threads), seconds in sorted(per_sentence.items()):
             last = growth_exponent(args.lengths[-2:], seconds[-2:])
             print(
-                f"| {algorithm} | {threads} | {growth_exponent(args.lengths, seconds):.2f} "
+                f"| {decoder} | {threads} | {growth_exponent(args.lengths, seconds):.2f} "
                 f"| {last:.2f} |"
             )
 

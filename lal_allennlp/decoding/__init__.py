@@ -7,8 +7,8 @@ Chart decoders: numpy in, numpy out (no torch, no vocabulary), each a numba kern
   tree and a projective dependency tree that agree.
 - `kernels`: the numba helpers both share (vectorisable max, prefetch).
 
-Their readable references and brute-force oracles live in `tests/oracles/`, where the tests
-compare the kernels with them.
+Their readable references, and the authors' O(n^5) joint-span recurrence, live in
+`tests/oracles/`, where the tests compare the kernels with them and with brute force.
 """
 from lal_allennlp.decoding.cky import cky_decode
 from lal_allennlp.decoding.joint_span import joint_span_decode

@@ -20,7 +20,7 @@ Design (the benchmark is ``benchmarks/cky_speed.py``):
   sentences are dealt out longest-first so that the workers finish together, and each worker
   reuses one O(max_len^2) workspace.
 * Each sentence goes through three phases: the label pass (:func:`_label_pass`), the chart fill
-  (:func:`_fill_chart`) and the traceback (:func:`_trace_back`).
+  (:func:`_fill_chart`) and the traceback (:func:`_trace_back`), inlined into the batch kernel.
 * The chart only needs ``max_l s[i, j, l]``, not the argmax, so the label pass is a pure max
   reduction over each span's L contiguous scores, read once in row-major (streaming) order with
   the vectorisable max of :mod:`~lal_allennlp.decoding.kernels`. Argmax labels and split points
@@ -81,7 +81,9 @@ def _label_argmax(row, gold_label, use_gold, target):  # pragma: no cover - comp
     native_target = row.dtype.type(target)  # exact: target is a row value widened to float64
     start = 0
     # Skip whole blocks whose (vectorised) max is below the target, then scan one block.
-    while start + _BLOCK <= num_labels and segment_max(row[start : start + _BLOCK]) != native_target:
+    while start + _BLOCK <= num_labels:
+        if segment_max(row[start : start + _BLOCK]) == native_target:
+            break
         start += _BLOCK
     for l in range(start, num_labels):
         if row[l] == native_target:
@@ -89,7 +91,7 @@ def _label_argmax(row, gold_label, use_gold, target):  # pragma: no cover - comp
     return 0  # unreachable for finite scores
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True, fastmath=FASTMATH, inline="always")
 def _label_pass(sent, gold, use_gold, n, label_max):  # pragma: no cover - compiled code
     """label_max[i, j] = max_l (cost-augmented) sent[i, j, l] for 0 <= i < j <= n.
 
@@ -110,7 +112,7 @@ def _label_pass(sent, gold, use_gold, n, label_max):  # pragma: no cover - compi
             label_max[i, j] = _label_max(sent[i, j], g, use_gold)
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True, fastmath=FASTMATH, inline="always")
 def _fill_chart(label_max, n, chart):  # pragma: no cover - compiled code
     """CKY over the best scores only (no backpointers), by increasing span length.
 
@@ -135,7 +137,7 @@ def _fill_chart(label_max, n, chart):  # pragma: no cover - compiled code
     return chart[0, n]
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True, fastmath=FASTMATH, inline="always")
 def _best_split(chart, i, j):  # pragma: no cover - compiled code
     """The smallest split k in (i, j) that maximises best[i, k] + best[k, j] (j - i >= 2)."""
     left = chart[i, i + 1 : j]  # left[k - i - 1] = best[i, k]
@@ -150,7 +152,7 @@ def _best_split(chart, i, j):  # pragma: no cover - compiled code
     return best_k + i + 1
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(cache=True, fastmath=FASTMATH, inline="always")
 def _trace_back(
     sent, gold, use_gold, label_max, chart, n, stack, out_spans
 ):  # pragma: no cover - compiled code
@@ -269,9 +271,8 @@ def cky_decode(
 
     order = np.argsort(-lengths, kind="stable")  # longest first, dealt round-robin to workers
     num_workers = max(1, min(numba.get_num_threads(), batch_size))
-    ends = np.cumsum(
-        2 * lengths - 1
-    )  # (batch,) sentence b's spans end at ends[b] in the packed output
+    # (batch,) sentence b's spans are out_spans[starts[b] : ends[b]] in the packed output
+    ends = np.cumsum(2 * lengths - 1)
     starts = ends - (2 * lengths - 1)
     out_spans = np.empty((int(ends[-1]), 3), dtype=np.int64)  # all sentences' spans, packed
     out_scores = np.empty(batch_size, dtype=np.float64)

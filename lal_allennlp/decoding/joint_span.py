@@ -315,11 +315,12 @@ def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, a_step, 
 
 
 def _padded_stride(size: int) -> int:
-    """Row length of the fast decoder's charts: room for h = 0..n plus 7 lanes of overrun."""
+    """Row length of the decoder's charts: room for h = 0..n plus 7 lanes of overrun."""
     return (size + 7 + _LANES - 1) // _LANES * _LANES
 
 
 _padded_stride_jit = njit(cache=True)(_padded_stride)
+
 
 # ----------------------------------------------------------------------------------------------
 # The O(n^4) decoder, phase by phase.
@@ -525,12 +526,13 @@ def _decode_sentence(
     h <= k, multi[k, j, h] for h in (k, j]; X: the value of (a, b, h) as a dependent.
     """
     size = n + 1
+    stride = _padded_stride_jit(size)
     label_one = lab_buf[: size * size].reshape((size, size))
     label_multi = lab_buf[size * size : 2 * size * size].reshape((size, size))
-    _transpose_arcs(arc, n, _padded_stride_jit(size), arc_t)
+    _transpose_arcs(arc, n, stride, arc_t)
     _label_tables(sent, n, label_one, label_multi)
     _fill_charts(n, S, E, X, label_one, label_multi, arc_t)
-    root, score = _best_root(X, arc, label_one, n, _padded_stride_jit(size))
+    root, score = _best_root(X, arc, label_one, n, stride)
     _trace_back(sent, arc, n, S, E, X, label_one, root, stack, out_spans, out_heads)
     return score
 

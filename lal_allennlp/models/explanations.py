@@ -6,7 +6,7 @@ the contribution of every head to that span's representation.
 Without the position-wise feed-forward layer (the paper's "PFL" ablation) a word vector is the
 concatenation of one slice per head, and so is a span vector `s(i, j) = g_j - g_i` (see
 `modules/span_features.py`): head `h`'s slice of the span vector is computed from head `h`'s
-attention alone. We define the contribution of head `h` to span `(i, j)` as the share of the
+attention alone. The contribution of head `h` to span `(i, j)` is the share of the
 span vector's norm that lies in that head's slice:
 
     c_h(i, j) = || s_h(i, j) ||_2 / sum_h' || s_h'(i, j) ||_2,
@@ -18,8 +18,8 @@ With the feed-forward layer on, the heads are mixed after the concatenation, so 
 longer belongs to one head: the contributions are then still returned but are only an
 approximation, and the output says so.
 
-All of it is a handful of tensor operations over the whole batch; there are no Python loops
-over spans or heads (the authors' triple loop made parsing 50 sentences take minutes).
+All of it is a handful of tensor operations over the whole batch, with no Python loops over
+spans or heads, so explanations are cheap enough to ask for on every sentence.
 """
 from typing import Optional
 

@@ -1,5 +1,17 @@
-"""Neural building blocks: encoders (partitioned transformer, label attention), sentence
-boundaries, span features, span label scoring."""
+"""
+Neural building blocks (torch modules registered with AllenNLP where a config names them):
+
+- encoders: `partitioned_transformer` (Kitaev & Klein 2018), `label_attention` (Mrini et al.
+  2020), `lal_stack` (both, the LAL paper's encoder);
+- token embedders: `char_embedders` (`char_lstm`, `char_concat`);
+- span scoring: `sentinels` (the [START]/[STOP] boundaries), `span_features` (fencepost
+  differences), `span_label_scorer` (the label classifier, empty label fixed at 0);
+- `fast_dropout` (dropout masks from fewer random bits), `word_piece_limit` (a clear error for
+  sentences longer than the transformer reads).
+
+Encoders of the families to come (the Tree Transformer's constituent-prior attention, a stack
+attention decoder) belong here too.
+"""
 from lal_allennlp.modules.sentinels import SentenceBoundaries
 from lal_allennlp.modules.span_features import (
     fencepost_features,

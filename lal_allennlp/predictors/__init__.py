@@ -1,2 +1,6 @@
-"""Predictors: JSON in, trees out (installed as `lal_allennlp.predictors`)."""
-from lal_allennlp.predictors.parser_predictor import ParserPredictor
+"""
+Predictors: JSON in, trees out. `parser_predictor` registers `lal_parser` (JSON lines) and
+`lal_conllu` (CoNLL-U), the predictors of every parser of the package; they only turn JSON
+into instances (through the dataset reader's `text_to_instance`) and model outputs back.
+"""
+from lal_allennlp.predictors.parser_predictor import ConlluPredictor, ParserPredictor

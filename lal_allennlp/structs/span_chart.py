@@ -149,26 +149,25 @@ class SpanChart:
     def log_partition(self) -> torch.Tensor:
         """
         `log Z` per sentence, `(batch_size,)`, over labelled trees each counted once (the
-        inside algorithm of `tree_crf.py`, in float32 whatever the chart's dtype).
+        inside algorithm of `tree_crf.py`, in float32 at least).
         """
-        return tree_log_partition(self.scores.float(), self.lengths)
+        return tree_log_partition(_at_least_float32(self.scores), self.lengths)
 
     def marginals(self) -> torch.Tensor:
         """
         The probability of every labelled span, `P((i, j, c) in T)`, shape of `scores`: the
         gradient of `log Z` with respect to the scores (autograd is the outside pass).
         """
-        scores = self.scores.detach().float().requires_grad_()
+        scores = _at_least_float32(self.scores.detach()).requires_grad_()
         log_z = tree_log_partition(scores, self.lengths)
         (marginals,) = torch.autograd.grad(log_z.sum(), scores)
         return marginals
 
     def crf_loss(self, gold: torch.LongTensor) -> torch.Tensor:
         """The mean over sentences of the gold tree's negative log-likelihood,
-        `log Z - s(T*)` (both in float32)."""
-        chart = self if self.scores.dtype == torch.float32 else SpanChart(
-            self.scores.float(), self.lengths
-        )
+        `log Z - s(T*)` (both in float32 at least)."""
+        scores = _at_least_float32(self.scores)
+        chart = self if scores is self.scores else SpanChart(scores, self.lengths)
         return (chart.log_partition - chart.score(gold)).mean()
 
     def hinge_loss(self, gold: torch.LongTensor) -> torch.Tensor:
@@ -218,3 +217,8 @@ class SpanChart:
                 self.lengths.cpu().numpy(),
             )
         return self._numpy
+
+
+def _at_least_float32(scores: torch.Tensor) -> torch.Tensor:
+    """float32 for half-precision scores (the inside algorithm's sums need the range)."""
+    return scores.to(torch.promote_types(scores.dtype, torch.float32))

@@ -98,3 +98,29 @@ def test_pictures_render(predictor, tmp_path):
     page = render_html(result, png)
     assert page.startswith("<!DOCTYPE html>") and "data:image/png;base64," in page
     assert "Prices" in page
+
+
+def test_explanations_travel_with_the_request_not_the_model(predictor):
+    # Two threads share one model; one asks for explanations on every call, the other never
+    # does. Each gets what it asked for, because the switch is a field of its own instances.
+    import threading
+
+    model_state = dict(vars(predictor._model))
+    results = {"explained": [], "plain": []}
+
+    def ask(explain: bool, key: str) -> None:
+        for _ in range(5):
+            result = predictor.predict_json({"sentence": "A dog barked loudly.", "explain": explain})
+            results[key].append("span_contributions" in result)
+
+    threads = [
+        threading.Thread(target=ask, args=(True, "explained")),
+        threading.Thread(target=ask, args=(False, "plain")),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == {"explained": [True] * 5, "plain": [False] * 5}
+    assert set(vars(predictor._model)) == set(model_state)
+    assert not hasattr(predictor._model, "explain")

@@ -105,23 +105,11 @@ def _fill_charts(arc, n, label_one, label_multi, one, multi, split, child_head):
 
 
 @njit(cache=True)
-def _decode_sentence(
-    sent, arc, n, one, multi, split, child_head, label_one, label_multi, stack, out_spans, out_heads
+def _trace_back(
+    sent, n, root, label_one, split, child_head, stack, out_spans, out_heads
 ):  # pragma: no cover - compiled code
-    """One sentence; returns the tree score. one, multi: (n + 1)^3 value charts; split,
-    child_head: (n + 1)^3 int32 back-pointers; label_one, label_multi: (n + 1, n + 1)."""
-    _label_tables(sent, n, label_one, label_multi)
-    _fill_charts(arc, n, label_one, label_multi, one, multi, split, child_head)
-
-    root = 1
-    score = one[0, n, 1] + arc[0, 1]
-    for h in range(2, n + 1):
-        value = one[0, n, h] + arc[0, h]
-        if value > score:
-            score = value
-            root = h
-
-    # Trace back in pre-order along the back-pointers.
+    """Follow the back-pointers from the root in pre-order: spans to out_spans (2n - 1, 3),
+    heads to out_heads (n,). stack: (>= n + 1, 4) int64 workspace of (i, j, head, role)."""
     out_heads[root - 1] = 0
     stack[0, 0], stack[0, 1], stack[0, 2], stack[0, 3] = 0, n, root, _ROLE_ROOT
     top = 1
@@ -147,6 +135,24 @@ def _decode_sentence(
             stack[top + 1, 0], stack[top + 1, 1] = i, k
             stack[top + 1, 2], stack[top + 1, 3] = h, _ROLE_HEAD
         top += 2
+
+
+@njit(cache=True)
+def _decode_sentence(
+    sent, arc, n, one, multi, split, child_head, label_one, label_multi, stack, out_spans, out_heads
+):  # pragma: no cover - compiled code
+    """One sentence; returns the tree score. one, multi: (n + 1)^3 value charts; split,
+    child_head: (n + 1)^3 int32 back-pointers; label_one, label_multi: (n + 1, n + 1)."""
+    _label_tables(sent, n, label_one, label_multi)
+    _fill_charts(arc, n, label_one, label_multi, one, multi, split, child_head)
+    root = 1
+    score = one[0, n, 1] + arc[0, 1]
+    for h in range(2, n + 1):
+        value = one[0, n, h] + arc[0, h]
+        if value > score:
+            score = value
+            root = h
+    _trace_back(sent, n, root, label_one, split, child_head, stack, out_spans, out_heads)
     return score
 
 

@@ -1,0 +1,51 @@
+"""Tests for the shared numba helpers of the decoders (`lal_allennlp.decoding.kernels`)."""
+
+import numpy as np
+import pytest
+from numba import njit
+
+from lal_allennlp.decoding.kernels import maxnum, prefetch_row, segment_max
+
+
+@njit(cache=True)
+def _pairwise_max(a, b):  # pragma: no cover - compiled code
+    out = np.empty_like(a)
+    for i in range(a.shape[0]):
+        out[i] = maxnum(a[i], b[i])
+    return out
+
+
+@njit(cache=True)
+def _prefetched_sum(row):  # pragma: no cover - compiled code
+    prefetch_row(row)
+    return row.sum()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_segment_max_equals_numpy_max_at_every_length(dtype) -> None:
+    """Lengths around the vector widths, with -inf entries and the maximum at every position."""
+    rng = np.random.default_rng(0)
+    for length in range(1, 70):
+        values = rng.standard_normal(length).astype(dtype)
+        values[rng.random(length) < 0.3] = -np.inf
+        for position in {0, length // 2, length - 1}:
+            row = values.copy()
+            row[position] = 10.0
+            assert segment_max(row) == 10.0
+        assert segment_max(values) == values.max()
+    assert segment_max(np.full(5, -np.inf, dtype=dtype)) == -np.inf
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_maxnum_is_the_larger_value(dtype) -> None:
+    a = np.array([1.0, -2.0, -np.inf, 3.5, -np.inf], dtype=dtype)
+    b = np.array([0.5, 7.0, 4.0, 3.5, -np.inf], dtype=dtype)
+    result = _pairwise_max(a, b)
+    assert result.dtype == dtype
+    np.testing.assert_array_equal(result, [1.0, 7.0, 4.0, 3.5, -np.inf])
+
+
+def test_prefetch_changes_nothing() -> None:
+    row = np.arange(100, dtype=np.float32)
+    assert _prefetched_sum(row) == row.sum()
+    assert _prefetched_sum(row[:1]) == 0.0
