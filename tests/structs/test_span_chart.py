@@ -42,7 +42,8 @@ def test_score_sums_the_gold_spans():
 
 
 def tree_score(scores, tree):
-    return sum(scores[i, j, label].item() for (i, j), label in tree)
+    """The score of a tree of `((i, j), label)` on a chart given as nested lists."""
+    return sum(scores[i][j][label] for (i, j), label in tree)
 
 
 @pytest.mark.parametrize("length", [1, 2, 3, 4])
@@ -51,8 +52,9 @@ def test_marginals_equal_enumeration(length):
     marginals = chart.marginals()[0]
     expected = torch.zeros_like(marginals)
     total = 0.0
+    scores = chart.scores[0].tolist()
     for tree in labelled_trees(length, 3):
-        weight = math.exp(tree_score(chart.scores[0], tree))
+        weight = math.exp(tree_score(scores, tree))
         total += weight
         for (i, j), label in tree:
             expected[i, j, label] += weight
@@ -60,10 +62,10 @@ def test_marginals_equal_enumeration(length):
     assert chart.log_partition.item() == pytest.approx(math.log(total), rel=1e-10)
 
 
-@pytest.mark.parametrize("length", [1, 2, 3, 4, 5])
+@pytest.mark.parametrize("length", [1, 2, 3, 4])
 def test_argmax_is_the_best_tree_by_enumeration(length):
     chart = random_chart([length], 3, seed=10 + length)
-    scores = chart.scores[0]
+    scores = chart.scores[0].tolist()
     best = max(
         tree_score(scores, list(zip(spans, labels)))
         for spans, _ in binary_trees(0, length)
@@ -73,7 +75,7 @@ def test_argmax_is_the_best_tree_by_enumeration(length):
     assert decoded[0] == pytest.approx(best, rel=1e-6)
     constituents = chart.argmax()[0]
     assert all(column != EMPTY for _, _, column in constituents)
-    assert sum(scores[i, j, c].item() for i, j, c in constituents) == pytest.approx(best, rel=1e-6)
+    assert sum(scores[i][j][c] for i, j, c in constituents) == pytest.approx(best, rel=1e-6)
 
 
 @pytest.mark.parametrize("length", [2, 3, 4])
@@ -81,16 +83,17 @@ def test_hinge_loss_equals_enumeration(length):
     # max over labelled binary trees T of s(T) + (spans of T whose label differs from the
     # gold label of that span) - s(T*), at least 0.
     chart = random_chart([length], 3, seed=20 + length)
-    scores = chart.scores[0]
+    scores = chart.scores[0].tolist()
     gold = torch.zeros(1, length + 1, length + 1, dtype=torch.long)
     gold[0, 0, length] = 1
     gold[0, 0, 1] = 2
+    gold_labels = gold[0].tolist()
     augmented = max(
-        sum(scores[i, j, l].item() + (l != gold[0, i, j].item()) for (i, j), l in zip(spans, labels))
+        sum(scores[i][j][l] + (l != gold_labels[i][j]) for (i, j), l in zip(spans, labels))
         for spans, _ in binary_trees(0, length)
         for labels in itertools.product(range(3), repeat=len(spans))
     )
-    gold_score = scores[0, length, 1].item() + scores[0, 1, 2].item()
+    gold_score = scores[0][length][1] + scores[0][1][2]
     expected = max(0.0, augmented - gold_score)
     assert chart.hinge_loss(gold).item() == pytest.approx(expected, rel=1e-6)
 
