@@ -92,11 +92,11 @@ def _label_argmax(row, gold_label, use_gold, target):  # pragma: no cover - comp
 
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
-def _label_pass(sent, gold, use_gold, n, label_max):  # pragma: no cover - compiled code
+def _label_pass(sent, gold, b, use_gold, n, label_max):  # pragma: no cover - compiled code
     """label_max[i, j] = max_l (cost-augmented) sent[i, j, l] for 0 <= i < j <= n.
 
-    sent: (>= n + 1, >= n + 1, L); gold: (>= n + 1, >= n + 1), read only if use_gold;
-    label_max: (n + 1, n + 1), upper triangle written. Streams every span's L scores once, in
+    sent: (>= n + 1, >= n + 1, L); gold: (B, >= n + 1, >= n + 1), sentence b's read only if
+    use_gold; label_max: (n + 1, n + 1), upper triangle written. Streams every span's L scores once, in
     memory order.
     """
     for i in range(n):
@@ -108,7 +108,7 @@ def _label_pass(sent, gold, use_gold, n, label_max):  # pragma: no cover - compi
                 prefetch_row(sent[i, ahead])
             elif i + 1 + ahead - n <= n:
                 prefetch_row(sent[i + 1, i + 1 + ahead - n])
-            g = gold[i, j] if use_gold else -1
+            g = gold[b, i, j] if use_gold else -1
             label_max[i, j] = _label_max(sent[i, j], g, use_gold)
 
 
@@ -154,22 +154,22 @@ def _best_split(chart, i, j):  # pragma: no cover - compiled code
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
 def _trace_back(
-    sent, gold, use_gold, label_max, chart, n, stack, out_spans
+    sent, gold, b, use_gold, label_max, chart, n, stack, out_spans, pos
 ):  # pragma: no cover - compiled code
-    """Write the 2n - 1 spans of the best tree to out_spans (2n - 1, 3), rows (i, j, label) in
-    pre-order, recovering each span's label and split from label_max and the chart.
+    """Write the 2n - 1 spans of the best tree to out_spans[pos : pos + 2n - 1], rows
+    (i, j, label) in pre-order, recovering each span's label and split from label_max and the
+    chart. gold: as for `_label_pass`.
 
     stack: (>= n + 1, 2) int64 workspace of pending (i, j).
     """
     stack[0, 0] = 0
     stack[0, 1] = n
     top = 1
-    pos = 0
     while top > 0:
         top -= 1
         i = stack[top, 0]
         j = stack[top, 1]
-        g = gold[i, j] if use_gold else -1
+        g = gold[b, i, j] if use_gold else -1
         out_spans[pos, 0] = i
         out_spans[pos, 1] = j
         out_spans[pos, 2] = _label_argmax(sent[i, j], g, use_gold, label_max[i, j])
@@ -204,14 +204,13 @@ def _cky_batch(
             b = order[t]
             n = lengths[b]
             sent = scores[b]  # (max_len + 1, max_len + 1, L)
-            sent_gold = gold[b] if use_gold else gold[0]  # (max_len + 1, max_len + 1)
             # Compact (n + 1, n + 1) views so short sentences stay cache-resident.
             chart = chart_buf[: (n + 1) * (n + 1)].reshape((n + 1, n + 1))
             label_max = label_buf[: (n + 1) * (n + 1)].reshape((n + 1, n + 1))
-            _label_pass(sent, sent_gold, use_gold, n, label_max)
+            _label_pass(sent, gold, b, use_gold, n, label_max)
             out_scores[b] = _fill_chart(label_max, n, chart)
-            spans = out_spans[offsets[b] : offsets[b] + 2 * n - 1]  # (2n - 1, 3)
-            _trace_back(sent, sent_gold, use_gold, label_max, chart, n, stack, spans)
+            # sentence b's 2n - 1 spans from out_spans[offsets[b]] on
+            _trace_back(sent, gold, b, use_gold, label_max, chart, n, stack, out_spans, offsets[b])
 
 
 def cky_decode(

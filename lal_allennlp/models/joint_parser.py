@@ -198,11 +198,10 @@ class JointSpanParser(SpanParserBase):
         chart: JointSpanChart,
         encoded: torch.Tensor,
         mask: torch.BoolTensor,
-        tag_logits: Optional[torch.Tensor],
         gold: Gold,
     ) -> Optional[torch.Tensor]:
-        """The span parser's loss plus the weighted head and dependency label losses."""
-        loss = super()._loss(chart.spans, encoded, mask, tag_logits, gold)
+        """The span loss plus the weighted head and dependency label losses."""
+        loss = super()._loss(chart.spans, encoded, mask, gold)
         gold_heads, gold_labels = gold.get("gold_heads"), gold.get("gold_dependency_labels")
         if gold_heads is not None and gold_labels is not None:
             label_logits = self._label_logits(encoded, gold_heads)

@@ -140,7 +140,8 @@ class SpanParserBase(Model):
         explain: Optional[List[bool]] = None,
     ) -> Dict[str, Any]:
         """
-        The `forward` of every span parser: encode -> chart -> loss -> decode -> metrics.
+        The `forward` of every span parser: encode -> chart -> loss (the structure's, then the
+        tagging head's) -> decode -> metrics.
 
         # Returns
 
@@ -153,15 +154,18 @@ class SpanParserBase(Model):
         # shape (batch_size, max_length + 1, encoder_dim)
         fenceposts = fencepost_features(encoded, self.span_partitions)
         chart = self._chart(encoded, fenceposts, mask)
+        loss = self._loss(chart, encoded, mask, gold)
         # shape (batch_size, max_length, num_pos_tags), or None
         tag_logits = self.tag_projection(encoded[:, 1:-1]) if self.predict_pos_tags else None
+        if tag_logits is not None and gold.get("pos_tags") is not None:
+            tag_loss = util.sequence_cross_entropy_with_logits(tag_logits, gold["pos_tags"], mask)
+            weighted = self.pos_tag_loss_weight * tag_loss
+            loss = weighted if loss is None else loss + weighted
+            self.tag_accuracy(tag_logits, gold["pos_tags"], mask)
 
         output: Dict[str, Any] = {"words": words}
-        loss = self._loss(chart, encoded, mask, tag_logits, gold)
         if loss is not None:
             output["loss"] = loss
-        if tag_logits is not None and gold.get("pos_tags") is not None:
-            self.tag_accuracy(tag_logits, gold["pos_tags"], mask)
         if not self.training:
             tags = self._tags(tag_logits, metadata)
             output.update(self._decode(chart, encoded, mask, words, tags))
@@ -208,13 +212,9 @@ class SpanParserBase(Model):
         chart: SpanChart,
         encoded: torch.Tensor,
         mask: torch.BoolTensor,
-        tag_logits: Optional[torch.Tensor],
         gold: Gold,
     ) -> Optional[torch.Tensor]:
-        """
-        The span loss (`span_loss`; with gold spans) plus the weighted POS tag loss (with
-        predicted and gold tags). `None` when there is nothing to learn from.
-        """
+        """The structure's loss: the span loss (`span_loss`), with gold spans; else `None`."""
         loss: Optional[torch.Tensor] = None
         if gold.get("gold_spans") is not None and gold.get("gold_span_labels") is not None:
             gold_chart = SpanChart.gold(gold["gold_spans"], gold["gold_span_labels"], mask.size(1))
@@ -222,10 +222,6 @@ class SpanParserBase(Model):
                 loss = chart.crf_loss(gold_chart)
             else:
                 loss = chart.hinge_loss(gold_chart)
-        if tag_logits is not None and gold.get("pos_tags") is not None:
-            tag_loss = util.sequence_cross_entropy_with_logits(tag_logits, gold["pos_tags"], mask)
-            weighted = self.pos_tag_loss_weight * tag_loss
-            loss = weighted if loss is None else loss + weighted
         return loss
 
     def _decode(
