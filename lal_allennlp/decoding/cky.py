@@ -81,9 +81,9 @@ def _label_argmax(row, gold_label, use_gold, target):  # pragma: no cover - comp
     native_target = row.dtype.type(target)  # exact: target is a row value widened to float64
     start = 0
     # Skip whole blocks whose (vectorised) max is below the target, then scan one block.
-    while start + _BLOCK <= num_labels:
-        if segment_max(row[start : start + _BLOCK]) == native_target:
-            break
+    while start + _BLOCK <= num_labels and (
+        segment_max(row[start : start + _BLOCK]) != native_target
+    ):
         start += _BLOCK
     for l in range(start, num_labels):
         if row[l] == native_target:
@@ -96,8 +96,8 @@ def _label_pass(sent, gold, b, use_gold, n, label_max):  # pragma: no cover - co
     """label_max[i, j] = max_l (cost-augmented) sent[i, j, l] for 0 <= i < j <= n.
 
     sent: (>= n + 1, >= n + 1, L); gold: (B, >= n + 1, >= n + 1), sentence b's read only if
-    use_gold; label_max: (n + 1, n + 1), upper triangle written. Streams every span's L scores once, in
-    memory order.
+    use_gold; label_max: (n + 1, n + 1), upper triangle written. Streams every span's L
+    scores once, in memory order.
     """
     for i in range(n):
         for j in range(i + 1, n + 1):

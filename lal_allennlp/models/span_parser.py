@@ -91,7 +91,11 @@ class SpanConstituencyParser(SpanParserBase):
         `[START] words [STOP]`), `span_contributions` (per labelled span, each head's share)
         and `explanation_note`.
         """
-        gold = {"pos_tags": pos_tags, "gold_spans": gold_spans, "gold_span_labels": gold_span_labels}
+        gold = {
+            "pos_tags": pos_tags,
+            "gold_spans": gold_spans,
+            "gold_span_labels": gold_span_labels,
+        }
         return self._parse(tokens, metadata, gold, explain)
 
     def _explain(self, output: Dict[str, Any], fenceposts: torch.Tensor) -> Dict[str, Any]:

@@ -103,8 +103,9 @@ class SpanParserBase(Model):
         self.encoder = encoder
         if text_field_embedder.get_output_dim() != encoder.get_input_dim():
             raise ConfigurationError(
-                f"The text field embedder's output dimension ({text_field_embedder.get_output_dim()}) "
-                f"must equal the encoder's input dimension ({encoder.get_input_dim()})."
+                "The text field embedder's output dimension "
+                f"({text_field_embedder.get_output_dim()}) must equal the encoder's input "
+                f"dimension ({encoder.get_input_dim()})."
             )
         encoder_dim = encoder.get_output_dim()
         if span_partitions is None:

@@ -13,9 +13,9 @@ Each tree must be counted once in Z. Summing over all labelled *binary* trees, w
 spans that a binarisation adds taking label 0, would count an n-ary tree once per
 binarisation (a node with k children has Catalan(k - 1) of them): the model would then learn
 P(T) proportional to (number of binarisations of T) x exp(s(T)), and the CKY decoder, which
-maximises s(T) alone, would over-predict brackets. So Z sums over the right-factored binarisations only: a node's
-children c_1 .. c_k become c_1 + (c_2 + (... + c_k)), and the added spans ("rest" spans,
-label 0) appear only as right children. With
+maximises s(T) alone, would over-predict brackets. So Z sums over the right-factored
+binarisations only: a node's children c_1 .. c_k become c_1 + (c_2 + (... + c_k)), and the
+added spans ("rest" spans, label 0) appear only as right children. With
 
     C(i, j)  the trees over (i, j) whose top span (i, j) is one word or a constituent,
     R(i, j)  the same, plus the sequences of two or more sibling subtrees covering (i, j),
