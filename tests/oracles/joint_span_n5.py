@@ -13,9 +13,8 @@ rather than taken from the library.
 
 from typing import List, Tuple
 
-import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 from lal_allennlp.decoding.joint_span import EMPTY, SUB_HEAD
 
@@ -156,39 +155,39 @@ def _decode_sentence(
     return score
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def _decode_batch(
-    span_scores, arc_scores, lengths, order, num_workers, out_spans, out_heads, out_scores
+    span_scores, arc_scores, lengths, order, out_spans, out_heads, out_scores
 ):  # pragma: no cover - compiled code
-    """Every sentence of the batch, batched like the library decoder: workers parallel over
-    sentences, dealt out longest first, each reusing one workspace."""
+    """Every sentence of the batch, one after the other, longest first, reusing one workspace.
+    Serial: an oracle compiles faster without numba's parallel loops, and is timed on one
+    thread."""
     batch_size = span_scores.shape[0]
     size = lengths[order[0]] + 1
-    for worker in prange(num_workers):
-        one_buf = np.empty(size**3, dtype=span_scores.dtype)
-        multi_buf = np.empty(size**3, dtype=span_scores.dtype)
-        split_buf = np.zeros(size**3, dtype=np.int32)
-        head_buf = np.zeros(size**3, dtype=np.int32)
-        lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
-        stack = np.empty((size + 1, 4), dtype=np.int64)
-        for t in range(worker, batch_size, num_workers):
-            b = order[t]
-            n = lengths[b]
-            m = n + 1
-            out_scores[b] = _decode_sentence(
-                span_scores[b],
-                arc_scores[b],
-                n,
-                one_buf[: m**3].reshape((m, m, m)),
-                multi_buf[: m**3].reshape((m, m, m)),
-                split_buf[: m**3].reshape((m, m, m)),
-                head_buf[: m**3].reshape((m, m, m)),
-                lab_buf[: m * m].reshape((m, m)),
-                lab_buf[m * m : 2 * m * m].reshape((m, m)),
-                stack,
-                out_spans[b],
-                out_heads[b],
-            )
+    one_buf = np.empty(size**3, dtype=span_scores.dtype)
+    multi_buf = np.empty(size**3, dtype=span_scores.dtype)
+    split_buf = np.zeros(size**3, dtype=np.int32)
+    head_buf = np.zeros(size**3, dtype=np.int32)
+    lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
+    stack = np.empty((size + 1, 4), dtype=np.int64)
+    for t in range(batch_size):
+        b = order[t]
+        n = lengths[b]
+        m = n + 1
+        out_scores[b] = _decode_sentence(
+            span_scores[b],
+            arc_scores[b],
+            n,
+            one_buf[: m**3].reshape((m, m, m)),
+            multi_buf[: m**3].reshape((m, m, m)),
+            split_buf[: m**3].reshape((m, m, m)),
+            head_buf[: m**3].reshape((m, m, m)),
+            lab_buf[: m * m].reshape((m, m)),
+            lab_buf[m * m : 2 * m * m].reshape((m, m)),
+            stack,
+            out_spans[b],
+            out_heads[b],
+        )
 
 
 def joint_span_decode_n5(
@@ -211,14 +210,11 @@ def joint_span_decode_n5(
     if batch_size == 0:
         return [], [], np.zeros(0, dtype=np.float64)
     order = np.argsort(-lengths, kind="stable")
-    num_workers = max(1, min(numba.get_num_threads(), batch_size))
     max_len = int(lengths.max())
     out_spans = np.zeros((batch_size, 2 * max_len - 1, 3), dtype=np.int64)
     out_heads = np.zeros((batch_size, max_len), dtype=np.int64)
     out_scores = np.empty(batch_size, dtype=np.float64)
-    _decode_batch(
-        span_scores, arc_scores, lengths, order, num_workers, out_spans, out_heads, out_scores
-    )
+    _decode_batch(span_scores, arc_scores, lengths, order, out_spans, out_heads, out_scores)
     spans = [out_spans[b, : 2 * n - 1] for b, n in enumerate(lengths.tolist())]
     heads = [out_heads[b, :n] for b, n in enumerate(lengths.tolist())]
     return spans, heads, out_scores
