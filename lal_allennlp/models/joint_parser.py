@@ -19,6 +19,7 @@ decoded head.
 """
 from typing import Any, Dict, List, Optional, Sequence
 
+import numpy as np
 import torch
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
@@ -163,9 +164,9 @@ class JointSpanParser(SpanParserBase):
 
         # Returns
 
-        As `lal_span_parser` (with `spans` of the joint span decoder: all nodes of its binary
-        tree, in decoder labels, see `structs.decoder_columns`), plus `heads` and
-        `dependency_label_ids` (`(batch_size, max_length)`) when not training.
+        As `lal_span_parser` (`trees`, `labelled_spans`; no decoder `spans`, which only
+        explanations read), plus `heads` and `dependency_label_ids` (`(batch_size,
+        max_length)`) when not training.
         """
         gold = {
             "pos_tags": pos_tags,
@@ -238,15 +239,16 @@ class JointSpanParser(SpanParserBase):
             joint_spans_to_tree_and_heads(w, t, s, h, self._decoder_names)[0]
             for w, t, s, h in zip(words, tags, spans, heads)
         ]
-        padded = mask.new_zeros(mask.shape, dtype=torch.long)
+        # shape (batch_size, max_length), built on the CPU and moved to the device once
+        padded = np.zeros(tuple(mask.shape), dtype=np.int64)
         for b, sentence_heads in enumerate(heads):
-            padded[b, : len(sentence_heads)] = torch.as_tensor(sentence_heads)
-        label_ids = self._label_logits(encoded, padded).argmax(-1)
+            padded[b, : len(sentence_heads)] = sentence_heads
+        predicted_heads = torch.as_tensor(padded, device=mask.device)
+        label_ids = self._label_logits(encoded, predicted_heads).argmax(-1)
         return {
             "trees": trees,
             "labelled_spans": [tree_to_spans(tree)[2] for tree in trees],
-            "spans": [s.tolist() for s in spans],
-            "heads": padded,
+            "heads": predicted_heads,
             "dependency_label_ids": label_ids,
         }
 

@@ -74,9 +74,12 @@ class ParserPredictor(Predictor):
         return self.predict_batch_json([inputs])[0]
 
     def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
-        explain = [bool(json_dict.get("explain", False)) for json_dict in inputs]
-        outputs = self._model.forward_on_instances(self._batch_json_to_instances(inputs))
-        return [self._select(output, wanted) for output, wanted in zip(outputs, explain)]
+        instances = self._batch_json_to_instances(inputs)
+        outputs = self._model.forward_on_instances(instances)
+        return [
+            self._select(output, instance["explain"].metadata)
+            for output, instance in zip(outputs, instances)
+        ]
 
     def predict_instance(self, instance: Instance) -> JsonDict:
         return self._select(self._model.forward_on_instance(instance))
