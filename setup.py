@@ -56,6 +56,7 @@ setup(
         "console_scripts": [
             "lal-parse=lal_allennlp.commands.parse:main",
             "lal-explain=lal_allennlp.commands.explain:main",
+            "lal-score-unsupervised=lal_allennlp.commands.score_unsupervised:main",
         ]
     },
     cmdclass={"build_py": BuildPyWithPth, "editable_wheel": EditableWheelWithPth},

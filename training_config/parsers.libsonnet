@@ -1,7 +1,8 @@
 // Builders shared by every config in this folder: readers, embedders, encoders, the span and
 // joint span parsers, the optimizer and the two training setups (small CPU budget, paper GPU).
 // The parsers are the span parser of Stern et al. (2017) and Kitaev & Klein (2018), the Label
-// Attention Layer stack of Mrini et al. (2020), and Zhou & Zhao's (2019) joint span parser.
+// Attention Layer stack of Mrini et al. (2020), Zhou & Zhao's (2019) joint span parser, and the
+// Tree Transformer's unsupervised parser (Wang et al. 2019).
 // Every ablation switch of the LAL paper's Tables 1 and 2 is a named argument of `lal_stack`,
 // with the paper's best English setting as the default.
 {
@@ -109,6 +110,21 @@
     },
   },
 
+  // The Tree Transformer's encoder (Wang et al. 2019): attention times a constituent prior.
+  // The defaults are the paper's; `positional_encoding='none'` over a pretrained transformer,
+  // which already encodes positions.
+  tree_transformer(input_dim, d_model=512, layers=10, heads=8, d_ff=2048, dropout=0.1,
+                   positional_encoding='sinusoidal'):: {
+    type: 'tree_transformer',
+    input_dim: input_dim,
+    d_model: d_model,
+    num_layers: layers,
+    num_heads: heads,
+    d_ff: d_ff,
+    dropout: dropout,
+    positional_encoding: positional_encoding,
+  },
+
   // ---------------------------------------------------------------------------------------
   // Models
 
@@ -145,6 +161,17 @@
       [if arc_dim != null then 'arc_dim']: arc_dim,
       [if label_dim != null then 'dependency_label_dim']: label_dim,
     },
+
+  // The Tree Transformer's masked language model (`tree_transformer_lm`) over word embeddings
+  // of size `d_model`; trees come from its encoder's link probabilities.
+  tree_transformer_lm(d_model=512, layers=10, heads=8, d_ff=2048, dropout=0.1):: {
+    type: 'tree_transformer_lm',
+    text_field_embedder: {
+      token_embedders: { tokens: { type: 'embedding', embedding_dim: d_model } },
+    },
+    encoder: $.tree_transformer(d_model, d_model, layers, heads, d_ff, dropout),
+    dropout: dropout,
+  },
 
   // ---------------------------------------------------------------------------------------
   // Training
@@ -227,6 +254,46 @@
       validation_metric: '+evalb_f1',
       cuda_device: 0,
       use_amp: true,
+    },
+  },
+
+  // Masked language model training as the Tree Transformer's authors: raw words (lowercased,
+  // digits -> N, punctuation removed, sentences over 70 words skipped) from `train_paths`
+  // (comma-separated treebank, CoNLL-U or plain-text paths), words seen once map to the
+  // unknown word, Adam with beta (0.9, 0.98), gradient norm clipped at 1.5, batches of
+  // `batch_size` sentences. Model selection on dev perplexity of the masked words (the dev
+  // trees are only scored, never used to choose). With `minutes`, a wall-clock budget (the
+  // `time_budget` callback, warm-up then decay); without, a constant learning rate.
+  lm_training(train_paths, dev_path, model, batch_size=64, lr=1e-4, epochs=100, minutes=null,
+              cuda_device=-1):: {
+    local reader = {
+      type: 'lal_sentences',
+      lowercase: true,
+      digits_to_n: true,
+      remove_punctuation: true,
+    },
+    dataset_reader: reader { max_length: 70 },
+    validation_dataset_reader: reader,
+    train_data_path: train_paths,
+    validation_data_path: dev_path,
+    vocabulary: { min_count: { tokens: 2 } },
+    model: model,
+    data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: batch_size, sorting_keys: ['tokens'] },
+    },
+    validation_data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: 64, sorting_keys: ['tokens'] },
+    },
+    trainer: {
+      num_epochs: epochs,
+      optimizer: { type: 'adam', lr: lr, betas: [0.9, 0.98], eps: 1e-9 },
+      [if minutes != null then 'callbacks']: [
+        { type: 'time_budget', minutes: minutes, cut_frac: 0.06 },
+      ],
+      grad_norm: 1.5,
+      validation_metric: '-perplexity',
+      cuda_device: cuda_device,
+      [if cuda_device >= 0 then 'use_amp']: true,
     },
   },
 }

@@ -8,13 +8,17 @@ attention parser did with one sentence, as in the figures of Mrini et al. (2020,
 
 under the predicted tree. `.png` writes one picture; `.html` writes a self-contained page
 (the picture embedded, plus the numbers as tables).
+
+For the Tree Transformer's unsupervised parser (`tree_transformer_lm`) the picture is its
+induced tree above the link probabilities of every layer (a layers x word-boundaries heatmap,
+the top layer on top), from which the tree was read.
 """
 import argparse
 import base64
 import html
 import io
 import sys
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 
 def render_png(result: Dict[str, Any], top_heads: Optional[int] = None) -> bytes:
@@ -72,6 +76,72 @@ def render_png(result: Dict[str, Any], top_heads: Optional[int] = None) -> bytes
     return buffer.getvalue()
 
 
+def _tree_layout(tree) -> Tuple[List[Tuple[float, float, float, float]], float]:
+    """Line segments `(x0, y0, x1, y1)` drawing `tree` over its leaves at x = 0, 1, ...;
+    a node sits above the middle of its leaves at its height. Returns the segments and the
+    root's height."""
+    segments: List[Tuple[float, float, float, float]] = []
+    next_leaf = [0]
+
+    def place(node) -> Tuple[float, float]:
+        if isinstance(node, str):
+            next_leaf[0] += 1
+            return float(next_leaf[0] - 1), 0.0
+        children = [place(child) for child in node]
+        x = sum(cx for cx, _ in children) / len(children)
+        y = max(cy for _, cy in children) + 1.0
+        segments.extend((x, y, cx, cy) for cx, cy in children)
+        return x, y
+
+    _, height = place(tree)
+    return segments, height
+
+
+def render_links_png(result: Dict[str, Any]) -> bytes:
+    """The induced tree above the heatmap of link probabilities by layer."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy
+    from nltk import Tree
+
+    words = result["words"]
+    links = numpy.array(result["link_probabilities"], dtype=float).reshape(-1, len(words) - 1)
+    segments, height = _tree_layout(Tree.fromstring(result["tree"]))
+    width = max(6.0, 0.7 * len(words))
+    figure, (top, bottom) = plt.subplots(
+        2, 1, figsize=(width, 3.0 + 0.3 * (height + len(links))), sharex=True,
+        gridspec_kw={"height_ratios": [max(height, 1.0), max(len(links), 1) * 0.6]},
+    )
+    for x0, y0, x1, y1 in segments:
+        top.plot([x0, x1], [y0, y1], color="black", linewidth=1)
+    top.set_ylim(-0.3, height + 0.3)
+    top.set_yticks([])
+    top.set_title("induced tree (top) and link probabilities by layer (bottom)")
+    for side in ("top", "right", "left"):
+        top.spines[side].set_visible(False)
+    # Link k joins words k and k+1: it sits between their columns, at x = k + 0.5.
+    image = bottom.imshow(
+        links[::-1], aspect="auto", cmap="viridis", vmin=0.0, vmax=1.0,
+        extent=(0.0, len(words) - 1.0, -0.5, len(links) - 0.5),
+    )
+    bottom.set_yticks(range(len(links)))
+    bottom.set_yticklabels([f"layer {layer}" for layer in range(len(links))])
+    bottom.set_xticks(range(len(words)))
+    bottom.set_xticklabels(words, rotation=60, ha="right")
+    for layer, row in enumerate(links):
+        for k, value in enumerate(row):
+            bottom.text(k + 0.5, layer, f"{value:.2f}", ha="center", va="center", fontsize=7,
+                        color="white" if value < 0.6 else "black")
+    figure.colorbar(image, ax=bottom, fraction=0.02, pad=0.01)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=120)
+    plt.close(figure)
+    return buffer.getvalue()
+
+
 def render_html(result: Dict[str, Any], png: bytes) -> str:
     """A self-contained HTML page: the picture plus the tree and the top heads per span."""
     rows = []
@@ -120,8 +190,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from allennlp.models.archival import load_archive
     from allennlp.predictors import Predictor
 
-    predictor = Predictor.from_archive(load_archive(args.archive), "lal_parser")
+    predictor = Predictor.from_archive(load_archive(args.archive))
     result = predictor.predict_json({"sentence": args.sentence, "explain": True})
+    if "link_probabilities" in result:
+        if len(result["words"]) < 2:
+            print("A one-word sentence has no links to draw.", file=sys.stderr)
+            return 1
+        png = render_links_png(result)
+        if args.output.endswith(".png"):
+            with open(args.output, "wb") as out:
+                out.write(png)
+        else:
+            image = base64.b64encode(png).decode("ascii")
+            with open(args.output, "w", encoding="utf-8") as out:
+                out.write(
+                    f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
+                    f"{html.escape(result['tree'])}</title></head><body><pre>"
+                    f"{html.escape(result['tree'])}</pre><img src='data:image/png;base64,"
+                    f"{image}'></body></html>\n"
+                )
+        print(result["tree"], file=sys.stderr)
+        print(f"wrote {args.output}", file=sys.stderr)
+        return 0
     if "label_attention" not in result or "span_contributions" not in result:
         print("This model's label attention layer gives no per-head explanations "
               "(it needs query vectors and concatenated heads).", file=sys.stderr)

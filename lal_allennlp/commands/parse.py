@@ -108,7 +108,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from allennlp.predictors import Predictor
 
     archive = load_archive(args.archive, cuda_device=args.cuda_device)
-    predictor = Predictor.from_archive(archive, "lal_parser")
+    predictor = Predictor.from_archive(archive)
     source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
     with source:
         lines = source.readlines()

@@ -13,6 +13,7 @@ from lal_allennlp.dataset_readers.ptb_reader import (
     TreebankPathError,
     resolve_treebank_paths,
 )
+from lal_allennlp.dataset_readers.sentence_reader import SentenceReader  # noqa: F401
 from lal_allennlp.syntax.trees import TreebankFormatError
 
 __all__ = [

@@ -1,6 +1,7 @@
 """
 Metrics: an EVALB-compatible bracket scorer in pure Python (`evalb`) and the AllenNLP `Metric`
-built on it (`evalb_metric`, registered as `"lal_evalb"`).
+built on it (`evalb_metric`, registered as `"lal_evalb"`); the unlabelled bracket F1 of
+unsupervised parsers (`unlabelled_f1`, registered as `"lal_unlabelled_f1"`).
 """
 
 from lal_allennlp.metrics.evalb import (
@@ -16,6 +17,7 @@ from lal_allennlp.metrics.evalb import (
     format_report,
 )
 from lal_allennlp.metrics.evalb_metric import EvalbMetric
+from lal_allennlp.metrics.unlabelled_f1 import UnlabelledF1
 
 __all__ = [
     "COLLINS",
@@ -25,6 +27,7 @@ __all__ = [
     "EvalbMetric",
     "EvalbParams",
     "EvalbResult",
+    "UnlabelledF1",
     "evalb_files",
     "evalb_score",
     "evalb_sentence",

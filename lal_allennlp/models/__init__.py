@@ -8,9 +8,12 @@ Parsing models, one registered class per file:
 - `joint_parser`: `lal_joint_parser`, constituency and dependency trees at once over a
   `JointSpanChart` (Zhou & Zhao 2019).
 
-The other families of parsers (a transition-based dependency parser, an unsupervised tree
-inducer) get their own files here, on their own structures in `lal_allennlp.structs`.
+- `tree_transformer_lm`: the Tree Transformer's masked language model (Wang et al. 2019), whose
+  link probabilities give unsupervised trees.
+
+The transition-based dependency parser to come gets its own file here too.
 """
 from lal_allennlp.models.span_parser_base import SpanParserBase
 from lal_allennlp.models.span_parser import SpanConstituencyParser
 from lal_allennlp.models.joint_parser import JointSpanParser
+from lal_allennlp.models.tree_transformer_lm import TreeTransformerLanguageModel

@@ -6,11 +6,12 @@ Neural building blocks (torch modules registered with AllenNLP where a config na
 - token embedders: `char_embedders` (`char_lstm`, `char_concat`);
 - span scoring: `sentinels` (the [START]/[STOP] boundaries), `span_features` (fencepost
   differences), `span_label_scorer` (the label classifier, empty label fixed at 0);
+- `tree_transformer`: the Tree Transformer's encoder (Wang et al. 2019), attention times a
+  constituent prior, with every layer's link probabilities for unsupervised trees;
 - `fast_dropout` (dropout masks from fewer random bits), `word_piece_limit` (a clear error for
   sentences longer than the transformer reads).
 
-Encoders of the families to come (the Tree Transformer's constituent-prior attention, a stack
-attention decoder) belong here too.
+A stack attention decoder, of the transition-based family to come, belongs here too.
 """
 from lal_allennlp.modules.sentinels import SentenceBoundaries
 from lal_allennlp.modules.span_features import (
@@ -23,3 +24,4 @@ from lal_allennlp.modules.partitioned_transformer import PartitionedTransformerE
 from lal_allennlp.modules.label_attention import LabelAttentionLayer
 from lal_allennlp.modules.lal_stack import LabelAttentionStack
 from lal_allennlp.modules.char_embedders import CharConcatTokenEmbedder, CharLSTMTokenEmbedder
+from lal_allennlp.modules.tree_transformer import TreeTransformerEncoder

@@ -2,5 +2,8 @@
 Predictors: JSON in, trees out. `parser_predictor` registers `lal_parser` (JSON lines) and
 `lal_conllu` (CoNLL-U), the predictors of every parser of the package; they only turn JSON
 into instances (through the dataset reader's `text_to_instance`) and model outputs back.
+`unsupervised_predictor` registers `lal_unsupervised_parser`, the Tree Transformer's (unlabelled
+trees, and link probabilities on request).
 """
 from lal_allennlp.predictors.parser_predictor import ConlluPredictor, ParserPredictor
+from lal_allennlp.predictors.unsupervised_predictor import UnsupervisedParserPredictor

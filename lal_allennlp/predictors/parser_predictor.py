@@ -20,7 +20,7 @@ head, the attention over `[START] words [STOP]`), `span_contributions` (per span
 the share of each head, summing to 1) and `explanation_note` (whether the contributions are
 exact); see `lal_allennlp/models/explanations.py`.
 """
-from typing import List
+from typing import List, Optional, Tuple
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict, sanitize
@@ -45,6 +45,17 @@ class ParserPredictor(Predictor):
         return self.predict_json({"sentence": sentence})
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        tokens, tags = self._words_and_tags(json_dict)
+        instance = self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
+        # The request's own switch, read by the model's forward (`explain`); every instance
+        # of a predictor carries it, so instances batch together.
+        instance.add_field("explain", MetadataField(bool(json_dict.get("explain", False))))
+        return instance
+
+    @staticmethod
+    def _words_and_tags(json_dict: JsonDict) -> Tuple[List[str], Optional[List[str]]]:
+        """The request's words (`tokens`, or `sentence` split into Penn Treebank tokens) and
+        its `tags` (or `None`), checked."""
         if "tokens" in json_dict:
             tokens = json_dict["tokens"]
             if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
@@ -64,11 +75,7 @@ class ParserPredictor(Predictor):
                 f"Got {len(tags)} tags for {len(tokens)} tokens ({tokens!r}); give one tag per "
                 "token, or none."
             )
-        instance = self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
-        # The request's own switch, read by the model's forward (`explain`); every instance
-        # of a predictor carries it, so instances batch together.
-        instance.add_field("explain", MetadataField(bool(json_dict.get("explain", False))))
-        return instance
+        return tokens, tags
 
     def predict_json(self, inputs: JsonDict) -> JsonDict:
         return self.predict_batch_json([inputs])[0]

@@ -1,0 +1,40 @@
+"""
+The predictor of the unsupervised parser (`tree_transformer_lm`): JSON in, unlabelled trees out.
+
+Input: `{"sentence": "raw text"}` or `{"tokens": [...]}`, as for `lal_parser`. The reader drops
+punctuation (the model is trained and scored without it), so the tree covers the remaining
+words.
+
+Output: `tree` (one-line bracketed, constituents labelled `X`), `words` (the words of the
+tree) and `spans` (`[start, end_exclusive]`, the whole sentence included); with `"explain":
+true`, also `link_probabilities` (per layer, lowest first, the probability that each pair of
+neighbouring words is in one constituent).
+"""
+from allennlp.common.util import JsonDict
+from allennlp.data import Instance
+from allennlp.data.fields import MetadataField
+from allennlp.predictors.predictor import Predictor
+
+from lal_allennlp.predictors.parser_predictor import ParserPredictor
+
+
+@Predictor.register("lal_unsupervised_parser")
+class UnsupervisedParserPredictor(ParserPredictor):
+    """
+    Registered as a `Predictor` with name "lal_unsupervised_parser"; the default predictor of
+    `tree_transformer_lm`. The `lal_sentences` reader's `text_to_instance(words)` builds
+    instances; `tags` in a request are checked for length and otherwise not used.
+    """
+
+    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        tokens, _ = self._words_and_tags(json_dict)
+        instance = self._dataset_reader.text_to_instance(tokens)  # type: ignore
+        instance.add_field("explain", MetadataField(bool(json_dict.get("explain", False))))
+        return instance
+
+    @staticmethod
+    def _select(output: JsonDict, explain: bool = False) -> JsonDict:
+        result = {"tree": output["trees"], "words": output["words"], "spans": output["spans"]}
+        if explain:
+            result["link_probabilities"] = output["link_probabilities"]
+        return result
