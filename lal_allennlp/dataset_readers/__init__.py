@@ -6,6 +6,9 @@ paths, reports bad trees and builds fields. Importing this package registers the
 - `ptb_reader`: `lal_ptb`, Penn Treebank trees (raw WSJ `.mrg` or one tree per line), with
   optional dependencies (files or head rules) as joint spans.
 - `ctb_reader`: `lal_ctb`, the Penn Chinese Treebank as the LDC ships it.
+- `sentence_reader`: `lal_sentences`, the words of treebank, CoNLL-U or plain-text files
+  (normalised for a word-level language model; gold trees kept for scoring), for the Tree
+  Transformer's unsupervised parser.
 """
 from lal_allennlp.dataset_readers.ctb_reader import ChineseTreebankReader
 from lal_allennlp.dataset_readers.ptb_reader import (
@@ -13,12 +16,13 @@ from lal_allennlp.dataset_readers.ptb_reader import (
     TreebankPathError,
     resolve_treebank_paths,
 )
-from lal_allennlp.dataset_readers.sentence_reader import SentenceReader  # noqa: F401
+from lal_allennlp.dataset_readers.sentence_reader import SentenceReader
 from lal_allennlp.syntax.trees import TreebankFormatError
 
 __all__ = [
     "ChineseTreebankReader",
     "PennTreebankReader",
+    "SentenceReader",
     "TreebankFormatError",
     "TreebankPathError",
     "resolve_treebank_paths",

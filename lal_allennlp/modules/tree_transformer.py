@@ -166,7 +166,10 @@ class TreeTransformerLayer(torch.nn.Module):
         self, inputs: torch.Tensor, mask: torch.BoolTensor, previous_links: torch.Tensor
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         normed = self.attention_norm(inputs)
-        links = self.constituents(normed, mask, previous_links)
+        # The link scorer reads the attention's pre-normed input, or with its own LayerNorm
+        # (`link_layer_norm`, as the authors' code) the layer's raw input.
+        own_norm = self.constituents.norm is not None
+        links = self.constituents(inputs if own_norm else normed, mask, previous_links)
         prior = constituent_prior(links, self.diagonal)
         outputs = inputs + self.dropout(self.attention(normed, mask, prior))
         outputs = outputs + self.dropout(self.feed_forward(self.feed_forward_norm(outputs)))
@@ -216,8 +219,9 @@ class TreeTransformerEncoder(Seq2SeqEncoder):
         The divisor of the neighbour scores `q_i · k_{i±1}` (the paper: `d/2`). The authors'
         code divides by a hard-coded 256, which equals `d/2` only for their `d_model = 512`.
     link_layer_norm : `bool`, optional (default = `False`)
-        The authors' code layer-normalises the input of the link scorer (on top of the
-        pre-norm); the paper does not.
+        Give the link scorer its own LayerNorm of the layer's input, as the authors' code does;
+        by default it reads the input as normalised for the attention sublayer (the layers are
+        pre-norm; the paper scores links from the layer input and says nothing of a norm).
     prior_diagonal : `float`, optional (default = `1.0`)
         `C[i, i]`, the prior of a word attending to itself. The paper's product over an empty
         range is 1; in the authors' code the diagonal stays near 0 (about `3e-5` times the

@@ -13,9 +13,12 @@ tested) without a model.
 - `languages`: per-language tables (CTB head rules, punctuation tags).
 - `joint_spans`: Zhou & Zhao's (2019) joint span representation of a constituency tree and a
   dependency tree, both ways.
+- `unsupervised`: unlabelled trees: the Tree Transformer's induction from link probabilities,
+  the right/left-branching, balanced and random baselines, and unlabelled bracket F1 as the
+  unsupervised-parsing literature computes it (punctuation removed, sentence and corpus F1).
 
 A transition system for dependency parsing (states, oracles) belongs here too, beside
-`dependencies`, as do the binary trees an unsupervised inducer outputs, beside `trees`.
+`dependencies`.
 """
 from lal_allennlp.syntax.tokenizer import ptb_tokenize
 from lal_allennlp.syntax.trees import (

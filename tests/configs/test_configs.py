@@ -31,6 +31,8 @@ def _ext_vars() -> dict:
         # Dependency files named like the fixture tree files (joint span configs).
         "DEPS_DIR": str(FIXTURES_ROOT / "ptb" / "deps"),
         "PTB_DEPS": str(FIXTURES_ROOT / "ptb" / "deps"),
+        # The unsupervised configs read several comma-separated corpora.
+        "TRAIN_PATHS": f"{train},{FIXTURES_ROOT / 'ptb' / 'one_per_line.trees'}",
         "MINILM_DIR": minilm_dir(),
         # Large-model configs are built with the small local MiniLM in place of their model.
         "TRANSFORMER_MODEL": minilm_dir(),
@@ -59,6 +61,9 @@ def test_every_config_is_built_here():
         "sinica_charlstm_cpu.jsonnet",
         "span_parser_minilm_cpu.jsonnet",
         "span_parser_transformer_gpu.jsonnet",
+        "tree_transformer_lm_cpu.jsonnet",
+        "tree_transformer_lm_gpu.jsonnet",
+        "tree_transformer_minilm_cpu.jsonnet",
     }
     # One builder library, imported by the configs.
     assert sorted(p.name for p in (REPO_ROOT / "training_config").glob("*.libsonnet")) == [
@@ -90,7 +95,10 @@ def test_config_builds_and_runs_forward(config: Path):
     output = model(**batch.as_tensor_dict())
     assert output["loss"].requires_grad
     trainer = params.pop("trainer").as_dict()
-    assert trainer["validation_metric"] == "+evalb_f1"
+    # Parsers are chosen on dev EVALB F1; the unsupervised parser on dev perplexity (its dev
+    # trees are scored, never used to choose).
+    unsupervised = isinstance(model, Model.by_name("tree_transformer_lm"))
+    assert trainer["validation_metric"] == ("-perplexity" if unsupervised else "+evalb_f1")
     # Every parameter group of the optimiser names parameters that exist (a regex matching
     # nothing would silently train those weights at the default learning rate).
     names = [name for name, _ in model.named_parameters()]

@@ -1,0 +1,115 @@
+import json
+
+import pytest
+import torch
+from allennlp.commands.train import train_model_from_file
+from allennlp.data import Batch
+from allennlp.models.archival import load_archive
+from allennlp.predictors import Predictor
+
+from lal_allennlp.commands.parse import main as lal_parse
+from lal_allennlp.models.tree_transformer_lm import choose_masked_tokens
+from lal_allennlp.syntax.unsupervised import induce_spans, unlabelled_spans
+from nltk import Tree
+from tests.conftest import FIXTURES_ROOT
+
+CONFIG = FIXTURES_ROOT / "tree_transformer" / "experiment.jsonnet"
+
+
+def test_words_are_masked_at_the_stated_rates():
+    generator = torch.Generator().manual_seed(0)
+    mask = torch.ones(400, 500, dtype=torch.bool)
+    mask[:, 450:] = False  # padding
+    chosen = choose_masked_tokens(mask, vocab_size=1000, probability=1 / 7, generator=generator)
+    words = mask.sum().item()
+    selected = chosen.selected.sum().item()
+    # 180,000 words: the observed rates are within about 4 standard deviations of the stated.
+    assert selected / words == pytest.approx(1 / 7, abs=0.004)
+    assert chosen.to_mask.sum().item() / selected == pytest.approx(0.8, abs=0.01)
+    assert chosen.to_random.sum().item() / selected == pytest.approx(0.1, abs=0.01)
+    assert not (chosen.selected & ~mask).any()
+    assert not (chosen.to_mask & chosen.to_random).any()
+    assert ((chosen.to_mask | chosen.to_random) <= chosen.selected).all()
+    # Random words are real words: never padding (0) or unknown (1).
+    assert chosen.random_ids.min().item() >= 2 and chosen.random_ids.max().item() < 1000
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    serialization_dir = tmp_path_factory.mktemp("tree_transformer_lm")
+    torch.manual_seed(0)
+    model = train_model_from_file(str(CONFIG), str(serialization_dir))
+    return model, serialization_dir
+
+
+def test_a_small_model_trains(trained):
+    _, serialization_dir = trained
+    metrics = json.loads((serialization_dir / "metrics.json").read_text())
+    first = json.loads((serialization_dir / "metrics_epoch_0.json").read_text())
+    assert metrics["training_perplexity"] < first["training_perplexity"]
+    # Every dev sentence has a gold tree, so the induced trees were scored.
+    for key in ("validation_sentence_f1", "validation_corpus_f1"):
+        assert 0.0 <= metrics[key] <= 1.0
+
+
+def test_save_load_round_trip_gives_the_same_links_and_trees(trained):
+    model, serialization_dir = trained
+    loaded = load_archive(str(serialization_dir / "model.tar.gz")).model.eval()
+    model.eval()
+    reader_predictor = Predictor.from_archive(load_archive(str(serialization_dir / "model.tar.gz")))
+    instances = [
+        reader_predictor._json_to_instance({"sentence": text})
+        for text in ("The cat sat on the mat .", "Stocks fell sharply in early trading .")
+    ]
+    before = model.forward_on_instances(instances)
+    after = loaded.forward_on_instances(instances)
+    for old, new in zip(before, after):
+        assert old["trees"] == new["trees"]
+        assert torch.allclose(torch.tensor(old["link_probabilities"]),
+                              torch.tensor(new["link_probabilities"]), atol=1e-6)
+
+
+def test_trees_follow_the_links_and_batches_equal_single_sentences(trained):
+    model, serialization_dir = trained
+    model.eval()
+    predictor = Predictor.from_archive(load_archive(str(serialization_dir / "model.tar.gz")))
+    requests = [
+        {"tokens": "The company said it expects profits to rise next year .".split()},
+        {"tokens": ["Yes", "."]},
+        {"sentence": "Mr. Smith ( the chairman ) declined to comment ."},
+    ]
+    together = predictor.predict_batch_json([dict(r, explain=True) for r in requests])
+    for request, result in zip(requests, together):
+        alone = predictor.predict_json(dict(request, explain=True))
+        assert alone["tree"] == result["tree"]
+        assert torch.allclose(torch.tensor(alone["link_probabilities"]),
+                              torch.tensor(result["link_probabilities"]), atol=1e-5)
+        # Punctuation is gone from the words; the tree covers them, and is the one the
+        # authors' procedure reads from the links.
+        assert not any(word in {".", "(", ")"} for word in result["words"])
+        tree = Tree.fromstring(result["tree"])
+        assert tree.leaves() == result["words"]
+        spans = induce_spans(result["link_probabilities"])
+        assert unlabelled_spans(tree) == spans
+        assert sorted(map(tuple, result["spans"])) == sorted(spans)
+    assert set(together[0]) == {"tree", "words", "spans", "link_probabilities"}
+    assert set(predictor.predict_json(requests[0])) == {"tree", "words", "spans"}
+
+
+def test_lal_parse_writes_one_unlabelled_tree_per_line(trained, tmp_path, capsys):
+    _, serialization_dir = trained
+    source = tmp_path / "input.txt"
+    source.write_text("The cat sat on the mat .\n\n, .\nDogs bark .\n", encoding="utf-8")
+    output = tmp_path / "trees.txt"
+    status = lal_parse(
+        [str(serialization_dir / "model.tar.gz"), str(source), "-o", str(output),
+         "--no-progress"]
+    )
+    lines = output.read_text(encoding="utf-8").split("\n")[:-1]
+    assert status == 0
+    assert len(lines) == 4
+    assert Tree.fromstring(lines[0]).leaves() == ["The", "cat", "sat", "on", "the", "mat"]
+    assert lines[1] == "" and lines[2] == ""  # empty line, punctuation only: no tree
+    assert Tree.fromstring(lines[3]).leaves() == ["Dogs", "bark"]
+    errors = capsys.readouterr().err
+    assert "line 2" in errors and "line 3" in errors
