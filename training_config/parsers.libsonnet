@@ -112,9 +112,11 @@
 
   // The Tree Transformer's encoder (Wang et al. 2019): attention times a constituent prior.
   // The defaults are the paper's; `positional_encoding='none'` over a pretrained transformer,
-  // which already encodes positions.
+  // which already encodes positions. `authors=true`: the details of the authors' code where it
+  // departs from the paper (neighbour scores / 256, the link scorer's own LayerNorm, a zero
+  // prior diagonal so that a word attends only to the others).
   tree_transformer(input_dim, d_model=512, layers=10, heads=8, d_ff=2048, dropout=0.1,
-                   positional_encoding='sinusoidal'):: {
+                   positional_encoding='sinusoidal', authors=false):: {
     type: 'tree_transformer',
     input_dim: input_dim,
     d_model: d_model,
@@ -123,6 +125,9 @@
     d_ff: d_ff,
     dropout: dropout,
     positional_encoding: positional_encoding,
+    [if authors then 'score_scale']: 256,
+    [if authors then 'link_layer_norm']: true,
+    [if authors then 'prior_diagonal']: 0.0,
   },
 
   // ---------------------------------------------------------------------------------------
@@ -164,12 +169,12 @@
 
   // The Tree Transformer's masked language model (`tree_transformer_lm`) over word embeddings
   // of size `d_model`; trees come from its encoder's link probabilities.
-  tree_transformer_lm(d_model=512, layers=10, heads=8, d_ff=2048, dropout=0.1):: {
+  tree_transformer_lm(d_model=512, layers=10, heads=8, d_ff=2048, dropout=0.1, authors=false):: {
     type: 'tree_transformer_lm',
     text_field_embedder: {
       token_embedders: { tokens: { type: 'embedding', embedding_dim: d_model } },
     },
-    encoder: $.tree_transformer(d_model, d_model, layers, heads, d_ff, dropout),
+    encoder: $.tree_transformer(d_model, d_model, layers, heads, d_ff, dropout, authors=authors),
     dropout: dropout,
   },
 
