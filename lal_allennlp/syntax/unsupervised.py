@@ -37,6 +37,10 @@ PUNCTUATION_TAGS = frozenset({".", ",", ":", "``", "''", "-LRB-", "-RRB-", "$", 
 # `&` CC, ...): raw text keeps them, as a tagger would.
 _WORDLIKE_PUNCTUATION = frozenset("%&@*/")
 
+# Penn Treebank tokens of punctuation that are not made of punctuation characters: the escaped
+# brackets and the opening quote (the tokenizer of `lal-parse` and the predictors writes them).
+_PTB_PUNCTUATION_TOKENS = frozenset({"-LRB-", "-RRB-", "-LCB-", "-RCB-", "-LSB-", "-RSB-", "``"})
+
 # Universal Dependencies' punctuation tag (UPOS).
 UD_PUNCTUATION_TAG = "PUNCT"
 
@@ -48,8 +52,11 @@ Span = Tuple[int, int]
 
 def is_punctuation_word(word: str) -> bool:
     """A word of raw text (no tag known) is punctuation, as `PUNCTUATION_TAGS` would tag it,
-    when every character is Unicode punctuation (category P*) or a currency sign (`$`, `€`),
-    except the characters the Penn Treebank tags as words (`%`, `&`, `@`, `*`, `/`)."""
+    when it is a Penn Treebank bracket or opening-quote token (`-LRB-`, `` `` ``, ...) or every
+    character is Unicode punctuation (category P*) or a currency sign (`$`, `€`), except the
+    characters the Penn Treebank tags as words (`%`, `&`, `@`, `*`, `/`)."""
+    if word in _PTB_PUNCTUATION_TOKENS:
+        return True
     return bool(word) and not any(c in _WORDLIKE_PUNCTUATION for c in word) and all(
         unicodedata.category(c).startswith("P") or unicodedata.category(c) == "Sc" for c in word
     )

@@ -308,3 +308,14 @@ def test_baseline_scores_on_three_sentences():
     assert mean == pytest.approx(sum(values) / 3)
     assert std >= 0.0
     assert mean_and_std([balanced])["corpus_f1"] == (pytest.approx(4 / 5), 0.0)
+
+
+def test_raw_text_punctuation_is_what_the_treebank_tags_as_punctuation():
+    from lal_allennlp.syntax.tokenizer import ptb_tokenize
+    from lal_allennlp.syntax.unsupervised import is_punctuation_word
+
+    words = ptb_tokenize('Mr. Smith (the chairman) said "no" -- {x} [y] ... $5 at 5% & co.')
+    assert [w for w in words if not is_punctuation_word(w)] == [
+        "Mr.", "Smith", "the", "chairman", "said", "no", "x", "y", "5", "at", "5", "%", "&", "co",
+    ]
+    assert not is_punctuation_word("")
