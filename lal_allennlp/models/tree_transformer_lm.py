@@ -134,13 +134,15 @@ class TreeTransformerLanguageModel(Model):
         self.masked_accuracy = CategoricalAccuracy()
         self.unlabelled_f1 = UnlabelledF1()
 
-    def _masked_loss(self, tokens: TextFieldTensors, mask: torch.BoolTensor) -> torch.Tensor:
+    def _masked_loss(
+        self, tokens: TextFieldTensors, embedded: torch.Tensor, mask: torch.BoolTensor
+    ) -> torch.Tensor:
+        """The loss of predicting masked words; `embedded` are the words' own embeddings."""
         token_ids = util.get_token_ids_from_text_field_tensors(tokens)
         generator = None
         if not self.training:
             generator = torch.Generator(device=mask.device).manual_seed(EVALUATION_MASK_SEED)
         chosen = choose_masked_tokens(mask, self.vocab_size, self.mask_probability, generator)
-        embedded = self.text_field_embedder(tokens)
         random_embedded = self.text_field_embedder({"tokens": {"tokens": chosen.random_ids}})
         embedded = torch.where(chosen.to_random.unsqueeze(-1), random_embedded, embedded)
         embedded = torch.where(
@@ -172,25 +174,23 @@ class TreeTransformerLanguageModel(Model):
         (shape `(num_layers, n - 1)`).
         """
         mask = util.get_text_field_mask(tokens)
-        output: Dict[str, Any] = {"loss": self._masked_loss(tokens, mask)}
+        embedded = self.text_field_embedder(tokens)
+        output: Dict[str, Any] = {"loss": self._masked_loss(tokens, embedded, mask)}
         if self.training:
             return output
-        embedded = self.text_field_embedder(tokens)
         _, links = self.encoder.forward_with_links(embedded, mask)
-        lengths = mask.sum(-1).tolist()
-        words = [entry["words"] for entry in metadata] if metadata else None
-        link_lists = links.float().cpu().numpy()
+        link_array = links.float().cpu().numpy()
+        # Per sentence, shape (num_layers, n - 1): the links between its own words.
+        sentence_links = [link_array[b, :, : n - 1] for b, n in enumerate(mask.sum(-1).tolist())]
         spans = [
             induce_spans(
-                link_lists[b, :, : max(n - 1, 0)].tolist(),
-                self.split_threshold,
-                self.descend_threshold,
-                self.min_layer,
+                sentence.tolist(), self.split_threshold, self.descend_threshold, self.min_layer
             )
-            for b, n in enumerate(lengths)
+            for sentence in sentence_links
         ]
         output["spans"] = spans
-        output["link_probabilities"] = [link_lists[b, :, : n - 1] for b, n in enumerate(lengths)]
+        output["link_probabilities"] = sentence_links
+        words = [entry["words"] for entry in metadata] if metadata else None
         if words is not None:
             output["words"] = words
             output["trees"] = [spans_to_unlabelled_tree(w, s) for w, s in zip(words, spans)]

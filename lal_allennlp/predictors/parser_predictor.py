@@ -46,11 +46,14 @@ class ParserPredictor(Predictor):
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         tokens, tags = self._words_and_tags(json_dict)
-        instance = self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
+        instance = self._text_to_instance(tokens, tags)
         # The request's own switch, read by the model's forward (`explain`); every instance
         # of a predictor carries it, so instances batch together.
         instance.add_field("explain", MetadataField(bool(json_dict.get("explain", False))))
         return instance
+
+    def _text_to_instance(self, tokens: List[str], tags: Optional[List[str]]) -> Instance:
+        return self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
 
     @staticmethod
     def _words_and_tags(json_dict: JsonDict) -> Tuple[List[str], Optional[List[str]]]:

@@ -10,9 +10,10 @@ tree) and `spans` (`[start, end_exclusive]`, the whole sentence included); with 
 true`, also `link_probabilities` (per layer, lowest first, the probability that each pair of
 neighbouring words is in one constituent).
 """
+from typing import List, Optional
+
 from allennlp.common.util import JsonDict
 from allennlp.data import Instance
-from allennlp.data.fields import MetadataField
 from allennlp.predictors.predictor import Predictor
 
 from lal_allennlp.predictors.parser_predictor import ParserPredictor
@@ -26,11 +27,8 @@ class UnsupervisedParserPredictor(ParserPredictor):
     instances; `tags` in a request are checked for length and otherwise not used.
     """
 
-    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        tokens, _ = self._words_and_tags(json_dict)
-        instance = self._dataset_reader.text_to_instance(tokens)  # type: ignore
-        instance.add_field("explain", MetadataField(bool(json_dict.get("explain", False))))
-        return instance
+    def _text_to_instance(self, tokens: List[str], tags: Optional[List[str]]) -> Instance:
+        return self._dataset_reader.text_to_instance(tokens)  # type: ignore
 
     @staticmethod
     def _select(output: JsonDict, explain: bool = False) -> JsonDict:
