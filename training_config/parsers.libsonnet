@@ -305,4 +305,141 @@
       [if cuda_device >= 0 then 'use_amp']: true,
     },
   },
+
+  // The stack-based multi-layer attention parser (`stack_attention_parser`, Zhang et al. 2017):
+  // word (+ POS) embeddings -> bidirectional GRU encoder -> GRU decoder of arc-standard
+  // transitions with the stack attention. The paper's ablations are the arguments
+  // `attention_layers`, `use_pushed` (s), `use_popped` (r) and `pos_dim` (0: no POS input).
+  stack_attention_parser(word_dim=300, pos_dim=32, encoder_dim=500, encoder_layers=3,
+                         decoder_dim=500, decoder_layers=3, attention_dim=null,
+                         attention_layers=3, use_pushed=true, use_popped=true, dropout=0.2,
+                         beam_size=8, punctuation_tags=['``', "''", ',', '.', ':'],
+                         pretrained_file=null):: {
+    type: 'stack_attention_parser',
+    text_field_embedder: {
+      token_embedders: {
+        tokens: {
+          type: 'embedding',
+          embedding_dim: word_dim,
+          [if pretrained_file != null then 'pretrained_file']: pretrained_file,
+          [if pretrained_file != null then 'trainable']: true,
+        },
+      },
+    },
+    [if pos_dim > 0 then 'pos_tag_embedding']: {
+      embedding_dim: pos_dim,
+      vocab_namespace: 'pos',
+    },
+    encoder: {
+      type: 'gru',
+      input_size: word_dim + pos_dim,
+      hidden_size: encoder_dim,
+      num_layers: encoder_layers,
+      bidirectional: true,
+      dropout: if encoder_layers > 1 then dropout else 0.0,
+    },
+    decoder_hidden_dim: decoder_dim,
+    decoder_layers: decoder_layers,
+    [if attention_dim != null then 'attention_dim']: attention_dim,
+    attention_layers: attention_layers,
+    use_pushed: use_pushed,
+    use_popped: use_popped,
+    dropout: dropout,
+    beam_size: beam_size,
+    punctuation_tags: punctuation_tags,
+  },
+
+  // Dependency parsing on dependency files (`lal_dependencies`: CoNLL-X, CoNLL-U, Malt-TAB).
+  // Training instances carry the oracle's transitions (non-projective training trees are
+  // counted and skipped); dev trees are read as they are. `coarse_tags`: UD's UPOS column as
+  // the POS tags. Model selection on dev LAS; with `minutes`, a wall-clock budget (`time_budget`).
+  dependency_training(train_path, dev_path, model, coarse_tags=false, batch_size=64, lr=2e-3,
+                      epochs=100, minutes=null, cuda_device=-1):: {
+    local reader = { type: 'lal_dependencies', coarse_tags: coarse_tags },
+    dataset_reader: reader,
+    validation_dataset_reader: reader { transitions: false },
+    train_data_path: train_path,
+    validation_data_path: dev_path,
+    vocabulary: { min_count: { tokens: 2 } },
+    model: model,
+    data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: batch_size, sorting_keys: ['words'] },
+    },
+    validation_data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: 128, sorting_keys: ['words'] },
+    },
+    trainer: {
+      num_epochs: epochs,
+      optimizer: { type: 'adam', lr: lr, betas: [0.9, 0.9] },
+      [if minutes != null then 'callbacks']: [
+        { type: 'time_budget', minutes: minutes, cut_frac: 0.06 },
+      ],
+      grad_norm: 5.0,
+      validation_metric: '+LAS',
+      cuda_device: cuda_device,
+    },
+  },
+
+  // The stack attention parser in a small CPU setting, for the paper's comparisons on one
+  // treebank: 100-d words trained from scratch (no GloVe here), 32-d POS, a 2-layer BiGRU of 200
+  // units, one decoder GRU of 200, attention scores of 100, greedy decoding at validation (beam
+  // search is an evaluation override), Adam at a peak rate of 1e-2 (the decoder learns where the
+  // stack is slowly at lower rates), a wall-clock budget. `ud`: UPOS tags and PUNCT left out
+  // of UAS/LAS (UD treebanks); otherwise the PTB tags and punctuation.
+  stack_attention_cpu(train_path, dev_path, ud=true, attention_layers=3, use_pushed=true,
+                      use_popped=true, pos_dim=32, minutes=8)::
+    $.dependency_training(
+      train_path,
+      dev_path,
+      $.stack_attention_parser(
+        word_dim=100,
+        pos_dim=pos_dim,
+        encoder_dim=200,
+        encoder_layers=2,
+        decoder_dim=200,
+        decoder_layers=1,
+        attention_dim=100,
+        attention_layers=attention_layers,
+        use_pushed=use_pushed,
+        use_popped=use_popped,
+        beam_size=1,
+        punctuation_tags=if ud then ['PUNCT'] else ['``', "''", ',', '.', ':'],
+      ),
+      coarse_tags=ud,
+      lr=1e-2,
+      minutes=minutes,
+    ),
+
+  // The graph-based baseline for `stack_attention_cpu`: allennlp-models' `biaffine_parser`
+  // (Dozat & Manning 2017) on the same reader (without transitions), inputs (100-d words from
+  // scratch, 32-d POS), encoder (2-layer BiGRU of 200) and budget; Adam at Dozat & Manning's
+  // rate, 2e-3, with their betas (0.9, 0.9).
+  biaffine_cpu(train_path, dev_path, ud=true, minutes=8)::
+    $.dependency_training(
+      train_path,
+      dev_path,
+      {
+        // biaffine_parser, named by its class so that it loads without the plugin discovery.
+        type: 'allennlp_models.structured_prediction.models.biaffine_dependency_parser.'
+              + 'BiaffineDependencyParser',
+        text_field_embedder: {
+          token_embedders: { tokens: { type: 'embedding', embedding_dim: 100 } },
+        },
+        pos_tag_embedding: { embedding_dim: 32, vocab_namespace: 'pos' },
+        encoder: {
+          type: 'gru',
+          input_size: 132,
+          hidden_size: 200,
+          num_layers: 2,
+          bidirectional: true,
+          dropout: 0.2,
+        },
+        arc_representation_dim: 200,
+        tag_representation_dim: 100,
+        dropout: 0.2,
+        input_dropout: 0.2,
+      },
+      coarse_tags=ud,
+      minutes=minutes,
+    ) + { dataset_reader+: { transitions: false } },
 }

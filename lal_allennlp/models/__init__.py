@@ -10,10 +10,11 @@ Parsing models, one registered class per file:
 
 - `tree_transformer_lm`: the Tree Transformer's masked language model (Wang et al. 2019), whose
   link probabilities give unsupervised trees.
-
-The transition-based dependency parser to come gets its own file here too.
+- `stack_attention_parser`: a sequence-to-sequence arc-standard dependency parser with
+  stack-based multi-layer attention (Zhang et al. 2017).
 """
 from lal_allennlp.models.span_parser_base import SpanParserBase
 from lal_allennlp.models.span_parser import SpanConstituencyParser
 from lal_allennlp.models.joint_parser import JointSpanParser
 from lal_allennlp.models.tree_transformer_lm import TreeTransformerLanguageModel
+from lal_allennlp.models.stack_attention_parser import StackAttentionParser

@@ -10,8 +10,8 @@ Neural building blocks (torch modules registered with AllenNLP where a config na
   constituent prior, with every layer's link probabilities for unsupervised trees;
 - `fast_dropout` (dropout masks from fewer random bits), `word_piece_limit` (a clear error for
   sentences longer than the transformer reads).
-
-A stack attention decoder, of the transition-based family to come, belongs here too.
+- `stack_attention`: the stack-based multi-layer attention of the transition decoder (Zhang et
+  al. 2017), told which words are on the stack.
 """
 from lal_allennlp.modules.sentinels import SentenceBoundaries
 from lal_allennlp.modules.span_features import (
@@ -25,3 +25,4 @@ from lal_allennlp.modules.label_attention import LabelAttentionLayer
 from lal_allennlp.modules.lal_stack import LabelAttentionStack
 from lal_allennlp.modules.char_embedders import CharConcatTokenEmbedder, CharLSTMTokenEmbedder
 from lal_allennlp.modules.tree_transformer import TreeTransformerEncoder
+from lal_allennlp.modules.stack_attention import StackAttention

@@ -9,15 +9,17 @@ the log-partition and marginals, the losses, and the best structure (through a n
 - `joint_span_chart`: `JointSpanChart`, span scores plus head log-probabilities, decoded into a
   constituency tree and a dependency tree that agree (Zhou & Zhao 2019).
 - `tree_crf`: the inside algorithm over labelled trees (log-partition of `SpanChart`).
-
-Structures of the parsers to come sit beside these (arc-factored or transition-based
-dependency structures; the binary trees of an unsupervised inducer).
+- `arc_standard`: `ArcStandardBatch`, arc-standard configurations of a batch as tensors (legal
+  transitions, the stack vectors), for the transition-based parser; the pure reference is
+  `lal_allennlp.syntax.arc_standard`.
 """
 from lal_allennlp.structs.joint_span_chart import JointSpanChart, decoder_columns
 from lal_allennlp.structs.span_chart import EMPTY, ChartLabels, SpanChart
 from lal_allennlp.structs.tree_crf import tree_log_partition
+from lal_allennlp.structs.arc_standard import ArcStandardBatch
 
 __all__ = [
+    "ArcStandardBatch",
     "EMPTY",
     "ChartLabels",
     "JointSpanChart",

@@ -17,8 +17,8 @@ tested) without a model.
   the right/left-branching, balanced and random baselines, and unlabelled bracket F1 as the
   unsupervised-parsing literature computes it (punctuation removed, sentence and corpus F1).
 
-A transition system for dependency parsing (states, oracles) belongs here too, beside
-`dependencies`.
+- `arc_standard`: the arc-standard transition system with a root word (configurations, legal
+  transitions, the static oracle, projectivity), for the transition-based parser.
 """
 from lal_allennlp.syntax.tokenizer import ptb_tokenize
 from lal_allennlp.syntax.trees import (

@@ -16,14 +16,18 @@ module only reads what such a converter wrote:
   (`../shared/data/ptb-sample/deps/*.dp`).
 
 The format is detected per file from its first token line. The POS tag is the fine-grained
-column (POSTAG / XPOS) unless it is `_`, then the coarse one (CPOSTAG / UPOS). A label `_`
-means "no label"; a sentence whose labels are all missing gets `labels=None`.
+column (POSTAG / XPOS) unless it is `_`, then the coarse one (CPOSTAG / UPOS); with
+`coarse_tags` the other way round. A label `_` means "no label"; a sentence whose labels are all
+missing gets `labels=None`.
+
+A malformed sentence is reported with its file, its 1-based number in the file and its line;
+`read_dependencies` raises, or with `on_error` reports it and goes on with the next sentence.
 """
 
 import os
 import re
 from dataclasses import dataclass, field
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from lal_allennlp.syntax.paths import resolve_paths
 from lal_allennlp.syntax.trees import TreebankFormatError
@@ -181,28 +185,80 @@ def _detect_format(source: str, lines: List[str]) -> Optional[str]:
     return None
 
 
-def _parse_int(source: str, line: int, text: str, what: str) -> int:
+# CoNLL-X / CoNLL-U columns (0-based) of the coarse (CPOSTAG / UPOS) and the fine-grained
+# (POSTAG / XPOS) POS tag.
+_COARSE_TAG_COLUMN = 3
+_FINE_TAG_COLUMN = 4
+_HEAD_ADVICE = "heads are 1-based positions of words in the same sentence, 0 for the root"
+
+ErrorHandler = Callable[[DependencyFormatError], None]
+"""What `read_dependencies` calls with each malformed sentence or file it skips."""
+
+
+def _sentence_error(
+    source: str, number: int, line: int, problem: str, advice: str = ""
+) -> DependencyFormatError:
+    """A problem of the `number`-th (1-based) sentence of `source`: `sentence 12: problem`."""
+    return DependencyFormatError(source, line, f"sentence {number}: {problem}", advice)
+
+
+def _parse_int(source: str, number: int, line: int, text: str, what: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise DependencyFormatError(
-            source, line, f"the {what} {text!r} is not a whole number"
+        raise _sentence_error(
+            source, number, line, f"the {what} {text!r} is not a whole number"
         ) from None
 
 
-def _check_heads(source: str, first_line: int, lines: Sequence[int], heads: List[int]) -> None:
-    """Heads in range, no word its own head, no cycles (every word reaches the root)."""
+def _and_list(numbers: Sequence[int]) -> str:
+    """`3`, `3 and 7`, `3, 5 and 7`."""
+    names = [str(number) for number in numbers]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _check_heads(
+    source: str, number: int, lines: Sequence[int], heads: List[int], single_root: bool
+) -> None:
+    """
+    Heads in range, no word its own head, exactly one root word if `single_root`, no cycles
+    (every word reaches the root).
+    """
     n = len(heads)
     for index, head in enumerate(heads):
         if not 0 <= head <= n:
-            raise DependencyFormatError(
+            raise _sentence_error(
                 source,
+                number,
                 lines[index],
                 f"the head {head} of word {index + 1} is not a word of the sentence "
                 f"(it has {n} words; 0 is the root)",
+                _HEAD_ADVICE,
             )
         if head == index + 1:
-            raise DependencyFormatError(source, lines[index], f"word {index + 1} is its own head")
+            raise _sentence_error(
+                source, number, lines[index], f"word {index + 1} is its own head", _HEAD_ADVICE
+            )
+    if single_root:
+        roots = [index + 1 for index, head in enumerate(heads) if head == 0]
+        if not roots:
+            raise _sentence_error(
+                source,
+                number,
+                lines[0],
+                "no word has head 0; a tree has exactly one root word",
+                "give the main word of the sentence the head 0",
+            )
+        if len(roots) > 1:
+            raise _sentence_error(
+                source,
+                number,
+                lines[roots[1] - 1],
+                f"words {_and_list(roots)} {'both' if len(roots) == 2 else 'all'} have head 0; "
+                "a tree has exactly one root word",
+                "attach all but one of them to another word, or split the sentence with a "
+                "blank line",
+            )
     state = [0] * (n + 1)  # 0 unvisited, 1 on the current path, 2 reaches the root
     state[0] = 2
     for start in range(1, n + 1):
@@ -214,9 +270,10 @@ def _check_heads(source: str, first_line: int, lines: Sequence[int], heads: List
             word = heads[word - 1]
         if state[word] == 1:
             cycle = path[path.index(word) :]
-            raise DependencyFormatError(
+            raise _sentence_error(
                 source,
-                first_line,
+                number,
+                lines[0],
                 "the heads form a cycle through words "
                 + " -> ".join(str(w) for w in cycle + [word]),
                 "every word must reach the root (head 0) by following heads",
@@ -226,53 +283,65 @@ def _check_heads(source: str, first_line: int, lines: Sequence[int], heads: List
 
 
 def _parse_sentence(
-    source: str, file_format: str, rows: List[Tuple[int, List[str]]], number: int
+    source: str,
+    file_format: str,
+    rows: List[Tuple[int, List[str]]],
+    number: int,
+    coarse_tags: bool = False,
+    single_root: bool = False,
 ) -> DependencySentence:
+    """The `number`-th sentence of `source` from its token lines `(line, columns)`."""
     words: List[str] = []
     tags: List[str] = []
     heads: List[int] = []
     labels: List[str] = []
     lines: List[int] = []
+    tag_column, other_tag_column = _FINE_TAG_COLUMN, _COARSE_TAG_COLUMN
+    if coarse_tags:
+        tag_column, other_tag_column = _COARSE_TAG_COLUMN, _FINE_TAG_COLUMN
     for line, fields in rows:
         if file_format == MALT_TAB:
             if len(fields) not in (3, 4):
-                raise DependencyFormatError(
+                raise _sentence_error(
                     source,
+                    number,
                     line,
                     f"{len(fields)} columns in a Malt-TAB file",
-                    "each token line needs word, POS, head and an optional label, " "tab-separated",
+                    "each token line needs word, POS, head and an optional label, tab-separated",
                 )
             word, tag, head_text = fields[0], fields[1], fields[2]
             label = fields[3] if len(fields) == 4 and fields[3] else "_"
         else:
             if len(fields) != 10:
-                raise DependencyFormatError(
+                raise _sentence_error(
                     source,
+                    number,
                     line,
                     f"{len(fields)} columns in a CoNLL file",
                     "each token line needs the 10 tab-separated CoNLL-X / CoNLL-U columns",
                 )
             if _NON_WORD_ID_RE.match(fields[0]):
                 continue  # multi-word token or empty node
-            token_id = _parse_int(source, line, fields[0], "token ID")
+            token_id = _parse_int(source, number, line, fields[0], "token ID")
             if token_id != len(words) + 1:
-                raise DependencyFormatError(
+                raise _sentence_error(
                     source,
+                    number,
                     line,
                     f"token ID {token_id} where {len(words) + 1} was expected",
                     "IDs must count 1, 2, 3, ... within each sentence; separate sentences by "
                     "a blank line",
                 )
             word, head_text, label = fields[1], fields[6], fields[7]
-            tag = fields[4] if fields[4] != "_" else fields[3]
+            tag = fields[tag_column] if fields[tag_column] != "_" else fields[other_tag_column]
         words.append(word)
         tags.append(tag)
-        heads.append(_parse_int(source, line, head_text, "head"))
+        heads.append(_parse_int(source, number, line, head_text, "head"))
         labels.append(label)
         lines.append(line)
     if not words:
-        raise DependencyFormatError(source, rows[0][0], "a sentence without words")
-    _check_heads(source, lines[0], lines, heads)
+        raise _sentence_error(source, number, rows[0][0], "a sentence without words")
+    _check_heads(source, number, lines, heads, single_root)
     return DependencySentence(
         words,
         tags,
@@ -284,7 +353,11 @@ def _parse_sentence(
     )
 
 
-def _read_file(path: str) -> Iterator[Tuple[DependencySentence, int]]:
+def _file_lines(path: str) -> Tuple[str, List[str]]:
+    """
+    The format (`CONLL` or `MALT_TAB`) and the lines of a dependency file; a
+    `DependencyFormatError` if it is not UTF-8, its format cannot be told or it holds nothing.
+    """
     with open(path, "rb") as dependency_file:
         data = dependency_file.read()
     try:
@@ -300,44 +373,103 @@ def _read_file(path: str) -> Iterator[Tuple[DependencySentence, int]]:
     file_format = _detect_format(path, lines)
     if file_format is None:
         raise DependencyFormatError(path, None, "the file holds no sentences")
+    return file_format, lines
+
+
+def _read_file(
+    path: str,
+    coarse_tags: bool = False,
+    single_root: bool = False,
+    on_error: Optional[ErrorHandler] = None,
+) -> Iterator[Tuple[DependencySentence, int]]:
+    """
+    The sentences of one file (see `read_dependencies`). `on_error` is called outside the
+    `except` block, so that an error it raises is not chained to the one it was given.
+    """
+    problem: Optional[DependencyFormatError] = None
+    try:
+        file_format, lines = _file_lines(path)
+    except DependencyFormatError as error:
+        if on_error is None:
+            raise
+        problem = error
+    if problem is not None:
+        assert on_error is not None
+        on_error(problem)
+        return
     rows: List[Tuple[int, List[str]]] = []
     number = 0
     for line_number, line in enumerate(lines + [""], 1):
         line = line.rstrip("\r\n")
-        if not line.strip():
-            if rows:
-                number += 1
-                sentence = _parse_sentence(path, file_format, rows, number)
-                yield sentence, sentence.line  # type: ignore[misc]
-                rows = []
+        if line.strip():
+            if not (file_format == CONLL and line.startswith("#")):  # CoNLL-U comment
+                rows.append((line_number, _fields(line)))
             continue
-        if file_format == CONLL and line.startswith("#"):
-            continue  # CoNLL-U comment (token lines start with a number)
-        rows.append((line_number, _fields(line)))
+        if not rows:
+            continue
+        number += 1
+        sentence: Optional[DependencySentence] = None
+        try:
+            sentence = _parse_sentence(path, file_format, rows, number, coarse_tags, single_root)
+        except DependencyFormatError as error:
+            if on_error is None:
+                raise
+            problem = error
+        rows = []
+        if sentence is not None:
+            yield sentence, sentence.line  # type: ignore[misc]
+        else:
+            assert on_error is not None and problem is not None
+            on_error(problem)
 
 
 def read_dependencies(
     file_path: Union[str, "os.PathLike[str]"],
+    *,
+    coarse_tags: bool = False,
+    single_root: bool = False,
+    on_error: Optional[ErrorHandler] = None,
 ) -> Iterator[Tuple[DependencySentence, int]]:
     """
     Yields `(sentence, line)` for every sentence of the dependency files at `file_path`, in
     file order; `line` is the 1-based line of the sentence's first token and
-    `sentence.source` / `sentence.number` name its file and 1-based position in it.
+    `sentence.source` / `sentence.number` name its file and 1-based position in it (sentences
+    are counted by the blank lines between them, malformed ones included).
 
     `file_path` may be a file, a directory, a glob or `DIR/wsj_0001-0159` (see
     `resolve_dependency_paths`). Each file's format (CoNLL-X, CoNLL-U or Malt-TAB) is detected
     from its first token line; CoNLL-U comments, multi-word token lines (`3-4`) and empty nodes
     (`5.1`) are skipped.
 
+    # Parameters
+
+    file_path : `Union[str, os.PathLike]`
+        The dependency file(s).
+    coarse_tags : `bool`, optional (default = `False`)
+        In CoNLL-X / CoNLL-U files, take the POS tag from the coarse column (CPOSTAG / UPOS,
+        the 4th) instead of the fine-grained one (POSTAG / XPOS, the 5th); the other column is
+        used where the chosen one is `_`. Malt-TAB files have one tag column, always used.
+    single_root : `bool`, optional (default = `False`)
+        A sentence with more than one word whose head is 0, or none, is malformed (a tree has
+        exactly one root word). By default several root words are allowed.
+    on_error : `Optional[Callable[[DependencyFormatError], None]]`, optional (default = `None`)
+        If `None`, the first malformed sentence or file raises. Otherwise each malformed
+        sentence is passed to `on_error` and skipped, and reading goes on with the next
+        sentence of the same file; a file that cannot be read as a whole (not UTF-8, format
+        undetectable, no sentences) is passed to `on_error` and skipped. Whatever `on_error`
+        raises goes to the caller.
+
     # Raises
 
-    `DependencyPathError` if the path names no file; `DependencyFormatError` naming the file and
-    line for a malformed line (wrong number of columns, an ID or head that is not a number, IDs
-    not counting from 1), a head outside the sentence, a word that is its own head, heads that
-    form a cycle, an empty or non-UTF-8 file.
+    `DependencyPathError` if the path names no file (even with `on_error`). Without `on_error`,
+    `DependencyFormatError` naming the file, the line and, for a malformed sentence, its number
+    (`sentence 12: ...`): a malformed line (wrong number of columns, an ID or head that is not a
+    number, IDs not counting from 1), a head outside the sentence, a word that is its own head,
+    heads that form a cycle, no or several root words with `single_root`, an empty or non-UTF-8
+    file.
     """
     for path in resolve_dependency_paths(file_path):
-        yield from _read_file(path)
+        yield from _read_file(path, coarse_tags, single_root, on_error)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -86,3 +86,25 @@ def test_longest_names_the_last_sentence_parsed_and_what_stopped_the_probe():
     assert peers.longest([ok]) == ">= 300 (1,500 MiB)"
     assert peers.longest([ok, failed]) == "300 (1,500 MiB); 400: IndexError: index out"
     assert peers.longest([failed]) == "none; 400: IndexError: index out"
+
+
+def test_dependency_benchmark_scores_leave_out_punctuation_by_gold_tag():
+    dependencies = _load("dependency_side_by_side")
+    gold = [
+        # I saw her .   (saw root; I, her <- saw; . <- saw)
+        {"heads": [2, 0, 2, 2], "labels": ["nsubj", "root", "obj", "punct"],
+         "pos": ["PRON", "VERB", "PRON", "PUNCT"]},
+        # Go !  (labels missing in the file: every arc is "_")
+        {"heads": [0, 1], "labels": None, "pos": ["VERB", "PUNCT"]},
+    ]
+    heads = [[2, 0, 1, 1], [0, 2]]
+    labels = [["nsubj", "root", "obj", "punct"], ["_", "_"]]
+    scores = dependencies.attachment_scores(gold, heads, labels, ["PUNCT"])
+    # Scored words: I, saw, her, Go; heads right: I, saw, Go (her's head is wrong);
+    # labels right on all three of those. The wrong heads of the two punctuation marks count
+    # for nothing.
+    assert scores == {"UAS": 75.0, "LAS": 75.0}
+    labels[0][0] = "obj"
+    assert dependencies.attachment_scores(gold, heads, labels, ["PUNCT"]) == {
+        "UAS": 75.0, "LAS": 50.0
+    }

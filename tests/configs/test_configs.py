@@ -36,6 +36,11 @@ def _ext_vars() -> dict:
         "MINILM_DIR": minilm_dir(),
         # Large-model configs are built with the small local MiniLM in place of their model.
         "TRANSFORMER_MODEL": minilm_dir(),
+        # Dependency configs: the fixture dependency files (CoNLL-U, CoNLL-X, Malt-TAB).
+        "DEP_TRAIN": str(FIXTURES_ROOT / "ptb" / "deps" / "wsj_9001-9002"),
+        "DEP_DEV": str(FIXTURES_ROOT / "ptb" / "deps" / "wsj_9003.dp"),
+        "GLOVE_PATH": "",
+        "CUDA_DEVICE": "-1",
     }
 
 
@@ -43,6 +48,7 @@ def test_every_config_is_built_here():
     # The exact set: a config added, renamed or removed must be listed here, so that a glob
     # that silently matches nothing (or a stray file) cannot pass.
     assert {config.name for config in CONFIGS} == {
+        "biaffine_ewt_cpu.jsonnet",
         "joint_minilm_cpu.jsonnet",
         "kk_factored_charlstm_ptb.jsonnet",
         "kk_factored_minilm_cpu.jsonnet",
@@ -61,6 +67,16 @@ def test_every_config_is_built_here():
         "sinica_charlstm_cpu.jsonnet",
         "span_parser_minilm_cpu.jsonnet",
         "span_parser_transformer_gpu.jsonnet",
+        "stack_attention_ewt_cpu.jsonnet",
+        "stack_attention_ewt_layers1.jsonnet",
+        "stack_attention_ewt_layers2.jsonnet",
+        "stack_attention_ewt_layers4.jsonnet",
+        "stack_attention_ewt_no_popped.jsonnet",
+        "stack_attention_ewt_no_pos.jsonnet",
+        "stack_attention_ewt_no_pushed.jsonnet",
+        "stack_attention_ewt_seq2seq.jsonnet",
+        "stack_attention_ptb.jsonnet",
+        "stack_attention_ptb_cpu.jsonnet",
         "tree_transformer_lm_cpu.jsonnet",
         "tree_transformer_lm_gpu.jsonnet",
         "tree_transformer_minilm_cpu.jsonnet",
@@ -95,10 +111,14 @@ def test_config_builds_and_runs_forward(config: Path):
     output = model(**batch.as_tensor_dict())
     assert output["loss"].requires_grad
     trainer = params.pop("trainer").as_dict()
-    # Parsers are chosen on dev EVALB F1; the unsupervised parser on dev perplexity (its dev
-    # trees are scored, never used to choose).
-    unsupervised = isinstance(model, Model.by_name("tree_transformer_lm"))
-    assert trainer["validation_metric"] == ("-perplexity" if unsupervised else "+evalb_f1")
+    # Constituency parsers are chosen on dev EVALB F1, dependency parsers on dev LAS; the
+    # unsupervised parser on dev perplexity (its dev trees are scored, never used to choose).
+    if isinstance(model, Model.by_name("tree_transformer_lm")):
+        assert trainer["validation_metric"] == "-perplexity"
+    elif isinstance(model, (Model.by_name("stack_attention_parser"), Model.by_name("biaffine_parser"))):
+        assert trainer["validation_metric"] == "+LAS"
+    else:
+        assert trainer["validation_metric"] == "+evalb_f1"
     # Every parameter group of the optimiser names parameters that exist (a regex matching
     # nothing would silently train those weights at the default learning rate).
     names = [name for name, _ in model.named_parameters()]

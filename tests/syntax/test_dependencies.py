@@ -256,3 +256,153 @@ def test_real_conllu_skips_multiword_tokens_and_empty_nodes():
     assert all(s.labels is not None and s.heads.count(0) == 1 for s in sentences)
     chinese = list(read_dependencies(UD / "zh_gsd" / "zh_gsd-ud-dev.conllu"))
     assert len(chinese) == 500
+
+
+# Five Malt-TAB sentences: good, a cycle, a head out of range, two roots, good.
+MIXED = (
+    "a\tX\t2\nb\tX\t0\n"  # sentence 1, lines 1-2
+    "\n"
+    "c\tX\t2\nd\tX\t1\ne\tX\t0\n"  # sentence 2, lines 4-6: 1 -> 2 -> 1
+    "\n"
+    "f\tX\t0\ng\tX\t5\n"  # sentence 3, lines 8-9: head 5 of 2 words
+    "\n"
+    "h\tX\t0\ni\tX\t1\nj\tX\t0\n"  # sentence 4, lines 11-13: words 1 and 3 are roots
+    "\n"
+    "k\tX\t0\n"  # sentence 5, line 15
+)
+CYCLE = "sentence 2: the heads form a cycle through words 1 -> 2 -> 1"
+OUT_OF_RANGE = "sentence 3: the head 5 of word 2 is not a word of the sentence"
+TWO_ROOTS = "sentence 4: words 1 and 3 both have head 0; a tree has exactly one root word"
+
+
+def test_errors_name_the_sentence_number_and_line(tmp_path):
+    path = write(tmp_path, "mixed.dp", MIXED)
+    with pytest.raises(DependencyFormatError) as info:
+        list(read_dependencies(path))
+    assert str(info.value).startswith(f"{path}, line 4: {CYCLE} (every word must reach")
+    assert (info.value.source, info.value.line) == (str(path), 4)
+    assert pickle.loads(pickle.dumps(info.value)).args == info.value.args
+
+    # Without the cycle, the next bad sentence raises; two roots are allowed by default.
+    fixed = write(tmp_path, "fixed.dp", MIXED.replace("d\tX\t1", "d\tX\t3"))
+    with pytest.raises(DependencyFormatError) as info:
+        list(read_dependencies(fixed))
+    assert str(info.value).startswith(f"{fixed}, line 9: {OUT_OF_RANGE} (it has 2 words; ")
+    good = write(tmp_path, "good.dp", MIXED.replace("d\tX\t1", "d\tX\t3").replace("\t5", "\t1"))
+    assert [s.number for s, _ in read_dependencies(good)] == [1, 2, 3, 4, 5]
+    with pytest.raises(DependencyFormatError) as info:
+        list(read_dependencies(good, single_root=True))
+    assert str(info.value) == (
+        f"{good}, line 13: {TWO_ROOTS} (attach all but one of them to another word, or split "
+        "the sentence with a blank line)"
+    )
+
+
+def test_on_error_skips_bad_sentences_and_goes_on(tmp_path):
+    path = write(tmp_path, "mixed.dp", MIXED)
+    errors = []
+    items = list(read_dependencies(path, single_root=True, on_error=errors.append))
+    assert items == [
+        (DependencySentence(["a", "b"], ["X", "X"], [2, 0]), 1),
+        (DependencySentence(["k"], ["X"], [0]), 15),
+    ]
+    assert [(s.number, s.line) for s, _ in items] == [(1, 1), (5, 15)]
+    assert [(error.source, error.line) for error in errors] == [
+        (str(path), 4),
+        (str(path), 9),
+        (str(path), 13),
+    ]
+    assert [error.problem.split(" (")[0] for error in errors] == [
+        CYCLE,
+        OUT_OF_RANGE,
+        TWO_ROOTS,
+    ]
+    assert all(isinstance(error, DependencyFormatError) for error in errors)
+    # Without single_root the two-root sentence is read.
+    errors.clear()
+    items = list(read_dependencies(path, on_error=errors.append))
+    assert [s.number for s, _ in items] == [1, 4, 5]
+    assert items[1][0].heads == [0, 1, 0]
+    assert [error.line for error in errors] == [4, 9]
+
+
+def test_on_error_column_ids_and_words_errors(tmp_path):
+    text = (
+        CONLLX.replace("nsubj\t_\t_", "nsubj")  # sentence 1: 8 columns on line 2
+        + "\n1\tNo\t_\tUH\tUH\t_\t0\troot\t_\t_\n2\tway\t_\tNN\tNN\t_\tx\tdep\t_\t_\n"  # head x
+        + "\n3\tSo\t_\tRB\tRB\t_\t0\troot\t_\t_\n"  # sentence 4: IDs start at 3
+        + "\n2-3\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n"  # sentence 5: no words
+        + "\n1\tOK\t_\tUH\tUH\t_\t0\troot\t_\t_\n"  # sentence 6: good
+    )
+    path = write(tmp_path, "a.conll", text)
+    errors = []
+    items = list(read_dependencies(path, on_error=errors.append))
+    assert [(s.words, s.number, line) for s, line in items] == [
+        (["Yes"], 2, 5),
+        (["OK"], 6, 14),
+    ]
+    assert [str(error) for error in errors] == [
+        f"{path}, line 2: sentence 1: 8 columns in a CoNLL file (each token line needs the 10 "
+        "tab-separated CoNLL-X / CoNLL-U columns)",
+        f"{path}, line 8: sentence 3: the head 'x' is not a whole number",
+        f"{path}, line 10: sentence 4: token ID 3 where 1 was expected (IDs must count 1, 2, "
+        "3, ... within each sentence; separate sentences by a blank line)",
+        f"{path}, line 12: sentence 5: a sentence without words",
+    ]
+
+
+def test_single_root_without_any_root_and_with_three(tmp_path):
+    path = write(tmp_path, "roots.dp", "a\tX\t2\nb\tX\t1\n\na\tX\t0\nb\tX\t0\nc\tX\t0\n")
+    errors = []
+    assert list(read_dependencies(path, single_root=True, on_error=errors.append)) == []
+    assert [str(error) for error in errors] == [
+        f"{path}, line 1: sentence 1: no word has head 0; a tree has exactly one root word "
+        "(give the main word of the sentence the head 0)",
+        f"{path}, line 5: sentence 2: words 1, 2 and 3 all have head 0; a tree has exactly one "
+        "root word (attach all but one of them to another word, or split the sentence with a "
+        "blank line)",
+    ]
+
+
+def test_on_error_skips_whole_files_and_reads_the_others(tmp_path):
+    write(tmp_path, "a_empty.dp", "\n\n")
+    write(tmp_path, "b_latin1.dp", b"a\tX\t0\n\n\xe9\tX\t0\n", "wb")
+    write(tmp_path, "c_format.dp", "a b c d e f\n")
+    write(tmp_path, "d_good.dp", "ok\tUH\t0\n")
+    errors = []
+    items = list(read_dependencies(tmp_path, on_error=errors.append))
+    assert [(s.words, Path(s.source).name) for s, _ in items] == [(["ok"], "d_good.dp")]
+    assert [(Path(error.source).name, error.line) for error in errors] == [
+        ("a_empty.dp", None),
+        ("b_latin1.dp", 3),
+        ("c_format.dp", 1),
+    ]
+    assert "holds no sentences" in str(errors[0])
+    assert "not valid UTF-8" in str(errors[1])
+    assert "cannot tell the format" in str(errors[2])
+
+    def stop(error):
+        raise RuntimeError(f"stopped at {error.line}")
+
+    with pytest.raises(RuntimeError, match="stopped at None") as info:
+        list(read_dependencies(tmp_path, on_error=stop))
+    assert info.value.__context__ is None  # not chained to the error it was given
+
+
+def test_coarse_and_fine_tags_of_conllu(tmp_path):
+    path = write(tmp_path, "a.conllu", CONLLU)
+    fine = [s.tags for s, _ in read_dependencies(path)]
+    coarse = [s.tags for s, _ in read_dependencies(path, coarse_tags=True)]
+    assert fine == [["PRP", "VBP", "RB", "VB", "."], ["INTJ"]]  # UPOS where XPOS is "_"
+    assert coarse == [["PRON", "AUX", "PART", "VERB", "PUNCT"], ["INTJ"]]
+    both = [s for s, _ in read_dependencies(path, coarse_tags=True)]
+    assert both[0].words == ["I", "do", "n't", "know", "."]  # no multi-word token, empty node
+    assert both[0].heads == [4, 4, 4, 0, 4]
+    # A CoNLL-X file whose CPOSTAG is "_" falls back to POSTAG; Malt-TAB has one tag column.
+    conllx = write(tmp_path, "a.conll", "1\tHi\t_\t_\tUH\t_\t0\troot\t_\t_\n")
+    assert [s.tags for s, _ in read_dependencies(conllx, coarse_tags=True)] == [["UH"]]
+    malt = write(tmp_path, "a.dp", MALT)
+    assert [s.tags for s, _ in read_dependencies(malt, coarse_tags=True)] == [
+        ["NNP", "NNP", "VBZ", "NNP", "."],
+        ["#", "CD"],
+    ]

@@ -1,0 +1,62 @@
+"""
+The predictor of the transition-based dependency parser (`stack_attention_parser`): JSON in,
+dependency trees out.
+
+Input: `{"sentence": "raw text"}` or `{"tokens": [...]}`, as for `lal_parser`, with `"tags":
+[...]` (one POS tag per word), which a model trained with POS embeddings needs.
+
+Output: `words`, `pos` (the given tags, `_` without), `heads` (1-based, 0 the root),
+`dependency_labels`, `conllu` (the sentence in CoNLL-U), `transitions` (the decoded arc-standard
+transitions, `SHIFT`, `LEFT-ARC:label`, `RIGHT-ARC:label`) and `score` (their summed
+log-probability). `--predictor lal_dependency_conllu` writes the
+CoNLL-U text instead of JSON lines.
+"""
+from typing import List, Optional
+
+from allennlp.common.util import JsonDict, sanitize
+from allennlp.data import Instance
+from allennlp.predictors.predictor import Predictor
+
+from lal_allennlp.predictors.parser_predictor import ParserPredictor
+
+OUTPUT_KEYS = ("words", "pos", "heads", "dependency_labels", "conllu", "transitions", "score")
+
+
+@Predictor.register("lal_dependency_parser")
+class DependencyParserPredictor(Predictor):
+    """
+    Registered as a `Predictor` with name "lal_dependency_parser"; the default predictor of
+    `stack_attention_parser`. The `lal_dependencies` reader's `text_to_instance(words, tags)`
+    builds instances.
+    """
+
+    def predict(self, sentence: str, tags: Optional[List[str]] = None) -> JsonDict:
+        request: JsonDict = {"sentence": sentence}
+        if tags is not None:
+            request["tags"] = tags
+        return self.predict_json(request)
+
+    def _json_to_instance(self, json_dict: JsonDict) -> Instance:
+        tokens, tags = ParserPredictor._words_and_tags(json_dict)
+        return self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
+
+    def predict_instance(self, instance: Instance) -> JsonDict:
+        return self._select(self._model.forward_on_instance(instance))
+
+    def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
+        return [self._select(output) for output in self._model.forward_on_instances(instances)]
+
+    @staticmethod
+    def _select(output: JsonDict) -> JsonDict:
+        return sanitize({key: output[key] for key in OUTPUT_KEYS})
+
+
+@Predictor.register("lal_dependency_conllu")
+class DependencyConlluPredictor(DependencyParserPredictor):
+    """
+    Registered as a `Predictor` with name "lal_dependency_conllu": `lal_dependency_parser`
+    whose output lines are CoNLL-U sentences.
+    """
+
+    def dump_line(self, outputs: JsonDict) -> str:
+        return outputs["conllu"]
