@@ -1,6 +1,8 @@
 """
 `lal-parse MODEL_ARCHIVE [INPUT] [-o OUTPUT] [--format tree|conllu]`: parse raw sentences, one
-per line, into one bracketed tree per line, or (joint span models) into CoNLL-U sentences.
+per line, into one bracketed tree per line, or (joint span models, dependency parsers) into
+CoNLL-U sentences. A dependency parser trained with POS input needs tags, which raw lines do not
+have: such a model gets a message per line; parse with one trained without POS input.
 
 Sentences are read from a file or stdin and parsed in batches of similar length; a
 progress bar goes to stderr. An empty or unparseable line gets a message on stderr naming the line and an empty
@@ -89,8 +91,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "--format",
         choices=("tree", "conllu"),
         default="tree",
-        help="one bracketed tree per line (default), or CoNLL-U (joint span models); in "
-        "CoNLL-U an unparsed line gives a sentence-less comment line",
+        help="one bracketed tree per line (default), or CoNLL-U (joint span models and "
+        "dependency parsers); in CoNLL-U an unparsed line gives a sentence-less comment line",
     )
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument(
@@ -107,8 +109,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from allennlp.models.archival import load_archive
     from allennlp.predictors import Predictor
 
+    from lal_allennlp.predictors import DependencyParserPredictor
+
     archive = load_archive(args.archive, cuda_device=args.cuda_device)
     predictor = Predictor.from_archive(archive)
+    if args.format == "tree" and isinstance(predictor, DependencyParserPredictor):
+        parser.error(
+            f"{args.archive} is a dependency parser ({type(archive.model).__name__}): it gives "
+            "no bracketed trees; use --format conllu"
+        )
     source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
     with source:
         lines = source.readlines()
