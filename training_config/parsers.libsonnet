@@ -383,11 +383,11 @@
   // The stack attention parser in a small CPU setting, for the paper's comparisons on one
   // treebank: 100-d words trained from scratch (no GloVe here), 32-d POS, a 2-layer BiGRU of 200
   // units, one decoder GRU of 200, attention scores of 100, greedy decoding at validation (beam
-  // search is an evaluation override), Adam at a peak rate of 1e-2 (the decoder learns where the
+  // search is an evaluation override), Adam at a peak rate of 5e-3 (the decoder learns where the
   // stack is slowly at lower rates), a wall-clock budget. `ud`: UPOS tags and PUNCT left out
   // of UAS/LAS (UD treebanks); otherwise the PTB tags and punctuation.
   stack_attention_cpu(train_path, dev_path, ud=true, attention_layers=3, use_pushed=true,
-                      use_popped=true, pos_dim=32, minutes=8)::
+                      use_popped=true, pos_dim=32, minutes=10)::
     $.dependency_training(
       train_path,
       dev_path,
@@ -406,7 +406,7 @@
         punctuation_tags=if ud then ['PUNCT'] else ['``', "''", ',', '.', ':'],
       ),
       coarse_tags=ud,
-      lr=1e-2,
+      lr=5e-3,
       minutes=minutes,
     ),
 
@@ -414,7 +414,7 @@
   // (Dozat & Manning 2017) on the same reader (without transitions), inputs (100-d words from
   // scratch, 32-d POS), encoder (2-layer BiGRU of 200) and budget; Adam at Dozat & Manning's
   // rate, 2e-3, with their betas (0.9, 0.9).
-  biaffine_cpu(train_path, dev_path, ud=true, minutes=8)::
+  biaffine_cpu(train_path, dev_path, ud=true, minutes=10)::
     $.dependency_training(
       train_path,
       dev_path,
