@@ -25,13 +25,14 @@ from allennlp.data.tokenizers import Token
 from lal_allennlp.syntax.arc_standard import NonProjectiveError, Transition, oracle
 from lal_allennlp.syntax.arc_standard import transition_name
 from lal_allennlp.syntax.dependencies import (
+    DEPENDENCY_SUFFIXES,
     DependencyFormatError,
     DependencyPathError,
     DependencySentence,
     ErrorHandler,
     read_dependencies,
-    resolve_dependency_paths,
 )
+from lal_allennlp.syntax.paths import resolve_path_list
 
 logger = logging.getLogger(__name__)
 
@@ -123,16 +124,7 @@ class DependencyTreebankReader(DatasetReader):
 
     def _resolve_paths(self, file_path: str) -> List[str]:
         """The files of a comma-separated list of data paths, in order."""
-        parts = [part.strip() for part in str(file_path).split(",")]
-        if not all(parts):
-            raise DependencyPathError(
-                f"The data path {file_path!r} has an empty part: give paths joined by single "
-                "commas."
-            )
-        paths: List[str] = []
-        for part in parts:
-            paths.extend(resolve_dependency_paths(part))
-        return paths
+        return resolve_path_list(file_path, DEPENDENCY_SUFFIXES, "dependency", DependencyPathError)
 
     def _is_first_shard(self) -> bool:
         """Whether this process logs: every shard reads every sentence, so only one logs."""

@@ -34,7 +34,7 @@ from lal_allennlp.dataset_readers.ptb_reader import (
     _decode,
 )
 from lal_allennlp.syntax.dependencies import _NON_WORD_ID_RE, DependencyFormatError
-from lal_allennlp.syntax.paths import resolve_paths
+from lal_allennlp.syntax.paths import resolve_path_list
 from lal_allennlp.syntax.trees import TreebankFormatError, normalise_tree, parse_trees
 from lal_allennlp.syntax.unsupervised import (
     PUNCTUATION_TAGS,
@@ -325,16 +325,7 @@ class SentenceReader(DatasetReader):
 
     def _resolve_paths(self, file_path: str) -> List[str]:
         """The files of a comma-separated list of data paths, in order."""
-        parts = [part.strip() for part in str(file_path).split(",")]
-        if not all(parts):
-            raise TreebankPathError(
-                f"The data path {file_path!r} has an empty part: give paths joined by single "
-                "commas."
-            )
-        paths: List[str] = []
-        for part in parts:
-            paths.extend(resolve_paths(part, SENTENCE_SUFFIXES, "sentence", TreebankPathError))
-        return paths
+        return resolve_path_list(file_path, SENTENCE_SUFFIXES, "sentence", TreebankPathError)
 
     def _is_first_shard(self) -> bool:
         """Whether this process logs: every shard reads every sentence, so only one logs."""

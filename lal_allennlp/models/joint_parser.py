@@ -26,8 +26,11 @@ from allennlp.models.model import Model
 from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.modules.matrix_attention import BilinearMatrixAttention
 from allennlp.nn import InitializerApplicator, util
-from allennlp.training.metrics import AttachmentScores
 
+from lal_allennlp.metrics.attachment_scores import (
+    PTB_PUNCTUATION_TAGS,
+    PunctuationFreeAttachmentScores,
+)
 from lal_allennlp.models.span_parser_base import Gold, SpanParserBase
 from lal_allennlp.modules.fast_dropout import FastDropout
 from lal_allennlp.structs import JointSpanChart, SpanChart, decoder_columns
@@ -35,9 +38,6 @@ from lal_allennlp.structs.joint_span_chart import decoder_label_names
 from lal_allennlp.syntax.dependencies import DependencySentence, to_conllu
 from lal_allennlp.syntax.joint_spans import joint_spans_to_tree_and_heads
 from lal_allennlp.syntax.trees import tree_to_spans
-
-PTB_PUNCTUATION_TAGS = ("``", "''", ",", ".", ":")
-"""POS tags of the words left out of UAS/LAS on the Penn Treebank (the usual convention)."""
 
 
 class _MLP(torch.nn.Sequential):
@@ -132,11 +132,9 @@ class JointSpanParser(SpanParserBase):
         self.span_weight = span_weight
         self.dependency_loss_weight = dependency_loss_weight
         self.punctuation_tags = tuple(punctuation_tags)
-        tag_vocab = vocab.get_token_to_index_vocabulary("pos_tags")
-        self._punctuation_ids = sorted(
-            tag_vocab[tag] for tag in self.punctuation_tags if tag in tag_vocab
+        self.attachment_scores = PunctuationFreeAttachmentScores(
+            vocab, self.punctuation_tags, "pos_tags"
         )
-        self.attachment_scores = AttachmentScores()
         self._decoder_columns = decoder_columns(self.span_labels)
         self._decoder_names = decoder_label_names(self.span_labels, self._decoder_columns)
         initializer(self)
@@ -264,13 +262,13 @@ class JointSpanParser(SpanParserBase):
         gold_heads, gold_labels = gold.get("gold_heads"), gold.get("gold_dependency_labels")
         if gold_heads is None or gold_labels is None:
             return
-        scored = mask.clone()
-        pos_tags = gold.get("pos_tags")
-        if pos_tags is not None and self._punctuation_ids:
-            punctuation = torch.tensor(self._punctuation_ids, device=pos_tags.device)
-            scored &= ~torch.isin(pos_tags, punctuation)
         self.attachment_scores(
-            output["heads"], output["dependency_label_ids"], gold_heads, gold_labels, scored
+            output["heads"],
+            output["dependency_label_ids"],
+            gold_heads,
+            gold_labels,
+            mask,
+            gold.get("pos_tags"),
         )
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:

@@ -35,9 +35,11 @@ from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import Embedding, Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator, util
-from allennlp.training.metrics import AttachmentScores
 
-from lal_allennlp.models.joint_parser import PTB_PUNCTUATION_TAGS
+from lal_allennlp.metrics.attachment_scores import (
+    PTB_PUNCTUATION_TAGS,
+    PunctuationFreeAttachmentScores,
+)
 from lal_allennlp.modules.stack_attention import StackAttention
 from lal_allennlp.structs.arc_standard import LEFT_ARC, NO_OP, RIGHT_ARC, SHIFT, ArcStandardBatch
 from lal_allennlp.syntax import arc_standard
@@ -176,12 +178,9 @@ class StackAttentionParser(Model):
         self.output_layer = torch.nn.Linear(decoder_hidden_dim, self.num_transitions)
 
         self.punctuation_tags = tuple(punctuation_tags)
-        self._punctuation_ids = sorted(
-            vocab.get_token_index(tag, "pos")
-            for tag in self.punctuation_tags
-            if tag in vocab.get_token_to_index_vocabulary("pos")
+        self.attachment_scores = PunctuationFreeAttachmentScores(
+            vocab, self.punctuation_tags, "pos"
         )
-        self.attachment_scores = AttachmentScores()
         initializer(self)
 
     # ------------------------------------------------------------------------------------------
@@ -425,13 +424,8 @@ class StackAttentionParser(Model):
         output["scores"] = scores
         output["transitions"] = history
         if head_indices is not None and head_tags is not None:
-            word_mask = mask[:, 1:]
-            scored = word_mask.clone()
-            if pos_tags is not None and self._punctuation_ids:
-                punctuation = torch.tensor(self._punctuation_ids, device=pos_tags.device)
-                scored &= ~torch.isin(pos_tags, punctuation)
             self.attachment_scores(
-                output["heads"], output["head_tags"], head_indices, head_tags, scored
+                output["heads"], output["head_tags"], head_indices, head_tags, mask[:, 1:], pos_tags
             )
         return output
 

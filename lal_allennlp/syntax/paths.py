@@ -99,6 +99,32 @@ def resolve_paths(
 _SELECTION_RE = re.compile(r"^(?P<path>.+)\[(?P<start>\d*):(?P<stop>\d*)\]$")
 
 
+
+def resolve_path_list(
+    file_path: Union[str, "os.PathLike[str]"],
+    suffixes: Sequence[str],
+    kind: str,
+    error: Type[Exception],
+) -> List[str]:
+    """
+    The files of one path or several joined by commas (`"a/train.conllu,b/wsj_0001-0159"`), in
+    that order, each resolved by `resolve_paths`.
+
+    # Raises
+
+    `error` for an empty part (`"a,,b"`, a trailing comma) or a part that names no file.
+    """
+    parts = [part.strip() for part in os.fspath(file_path).split(",")]
+    if not all(parts):
+        raise error(
+            f"The data path {os.fspath(file_path)!r} has an empty part: give paths joined by "
+            "single commas."
+        )
+    paths: List[str] = []
+    for part in parts:
+        paths.extend(resolve_paths(part, suffixes, kind, error))
+    return paths
+
 def split_tree_selection(
     file_path: Union[str, "os.PathLike[str]"]
 ) -> Tuple[str, Optional[Tuple[int, Optional[int]]]]:
