@@ -116,10 +116,9 @@ class ArcStandardBatch:
     def select(self, indices: torch.Tensor) -> None:
         """Keeps the rows `indices` (`(new_rows,)`, repeats allowed), in that order: beam search
         continuing from the chosen hypotheses."""
-        for name in ("lengths", "stack", "stack_size", "next_word", "heads", "labels"):
+        for name in ("lengths", "stack", "stack_size", "next_word", "heads", "labels", "pushed",
+                     "popped"):
             setattr(self, name, getattr(self, name).index_select(0, indices))
-        self.pushed = self.pushed.index_select(0, indices)
-        self.popped = self.popped.index_select(0, indices)
 
     def tree(self, row: int) -> Tuple[list, list]:
         """Row `row`'s heads and label ids of words `1..length` (`-1` where none yet)."""
