@@ -14,17 +14,29 @@ Each shim fixes one break, documented in `../shared/notes/allennlp-stack.md`:
    a `torch.optim.AdamW` subclass that accepts (and honours) `correct_bias`.
 3. `AutoTokenizer.from_pretrained(..., add_special_tokens=False)` -- allennlp passes this
    keyword, which raises since transformers 4.44 (it had no effect before); the shim drops it.
+4. Plugin discovery -- AllenNLP finds plugins only through a `.allennlp_plugins` file in the
+   current directory (or `~/.allennlp/plugins`), so the bare `allennlp` command run anywhere
+   but the repository root did not know `lal_ptb`. Installed, `lal_allennlp` is added to the
+   discovered plugins wherever the command runs, as `allennlp_models` always is.
+5. Network at import -- `allennlp_models.rc.tools.narrativeqa` (imported by AllenNLP's plugin
+   loading, unused here) calls `nltk.download("punkt")` when the data is missing, which on a
+   machine without internet prints "[nltk_data] Error loading punkt" on every command. Its
+   import runs with `nltk.download` disabled; the module's functions then raise NLTK's own
+   "resource not found" error if ever used. The `pkg_resources` deprecation warning of the
+   `rouge` package it imports is silenced too.
 
 This module must not import allennlp (it runs *before* allennlp is imported, from the
 import hook in `import_hook.py`), nor anything from `lal_allennlp` (it may be loaded by
 file path, without its package). `apply_shims()` is idempotent.
 """
 import importlib
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
 import types
-from typing import Any
+import warnings
+from typing import Any, Callable, Dict, Optional, Sequence
 
 _APPLIED = False
 
@@ -135,6 +147,75 @@ def _patch_transformers() -> None:
         auto_tokenizer._lal_allennlp_patched = True
 
 
+class _ImportWrapper(importlib.abc.MetaPathFinder):
+    """Runs `wrapper(execute)` instead of `execute()` when one of the named modules is first
+    imported (`execute` runs the module's code), for shims that must act around a module's own
+    import-time code or right after it."""
+
+    def __init__(self, wrappers: Dict[str, Callable[[Callable[[], None]], None]]) -> None:
+        self.wrappers = wrappers
+
+    def find_spec(self, fullname: str, path: Optional[Sequence[str]], target: Any = None):
+        wrapper = self.wrappers.get(fullname)
+        if wrapper is None:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is None or spec.loader is None:
+            return spec
+        original_exec = spec.loader.exec_module
+
+        class WrappedLoader(importlib.abc.Loader):
+            def create_module(self, spec: Any) -> Any:
+                return None
+
+            def exec_module(self, module: types.ModuleType) -> None:
+                wrapper(lambda: original_exec(module))
+
+        spec.loader = WrappedLoader()
+        return spec
+
+
+def _add_lal_allennlp_plugin(execute: Callable[[], None]) -> None:
+    """After `allennlp.common.plugins` runs: its `discover_plugins` also yields `lal_allennlp`
+    (installed, so importable from anywhere), after the plugins named in plugin files."""
+    execute()
+    plugins = sys.modules["allennlp.common.plugins"]
+    original = plugins.discover_plugins
+
+    def discover_plugins():  # type: ignore[no-untyped-def]
+        found = []
+        for name in original():
+            found.append(name)
+            yield name
+        if "lal_allennlp" not in found and importlib.util.find_spec("lal_allennlp") is not None:
+            yield "lal_allennlp"
+
+    discover_plugins.__doc__ = original.__doc__
+    plugins.discover_plugins = discover_plugins
+
+
+def _without_nltk_downloads(execute: Callable[[], None]) -> None:
+    """Runs a module's import with `nltk.download` returning False instead of trying the
+    network, and the `pkg_resources` deprecation warning of its imports silenced."""
+    import nltk
+
+    original = nltk.download
+    nltk.download = lambda *args, **kwargs: False
+    try:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="pkg_resources is deprecated")
+            execute()
+    finally:
+        nltk.download = original
+
+
+def _wrap_imports() -> None:
+    sys.meta_path.insert(0, _ImportWrapper({
+        "allennlp.common.plugins": _add_lal_allennlp_plugin,
+        "allennlp_models.rc.tools.narrativeqa": _without_nltk_downloads,
+    }))
+
+
 def apply_shims() -> None:
     """Apply every shim once. Safe to call many times and after allennlp is imported."""
     global _APPLIED
@@ -144,3 +225,4 @@ def apply_shims() -> None:
     if "torchvision" not in sys.modules and not _torchvision_works():
         _stub_torchvision()
     _patch_transformers()
+    _wrap_imports()
