@@ -24,6 +24,9 @@ Each shim fixes one break, documented in `../shared/notes/allennlp-stack.md`:
    import runs with `nltk.download` disabled; the module's functions then raise NLTK's own
    "resource not found" error if ever used. The `pkg_resources` deprecation warning of the
    `rouge` package it imports is silenced too.
+6. `torch.cuda.amp.autocast(...)` -- deprecated in torch 2.4; AllenNLP's trainer calls it on
+   every batch, and torch warns once per run. The warning from that module is silenced (the
+   call still does what it did).
 
 This module must not import allennlp (it runs *before* allennlp is imported, from the
 import hook in `import_hook.py`), nor anything from `lal_allennlp` (it may be loaded by
@@ -226,3 +229,9 @@ def apply_shims() -> None:
         _stub_torchvision()
     _patch_transformers()
     _wrap_imports()
+    warnings.filterwarnings(
+        "ignore",
+        message=r"`torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated",
+        category=FutureWarning,
+        module="allennlp.training.gradient_descent_trainer",
+    )

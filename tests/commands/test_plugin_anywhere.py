@@ -43,6 +43,7 @@ def test_train_and_evaluate_from_a_directory_without_a_plugins_file(tmp_path):
         assert "Plugin lal_allennlp available" in result.stderr
         assert "[nltk_data]" not in result.stderr
         assert "pkg_resources is deprecated" not in result.stderr
+        assert "FutureWarning" not in result.stderr
 
 
 def _load_minilm(layers: int) -> str:
