@@ -8,7 +8,8 @@ parser (22.6 M trained parameters, 2 cores), cuts an optimizer step from ~90 ms 
 (`benchmarks/optimizer_step.py`). Same update rule, same arguments.
 
 `time_budget`: a trainer callback that trains for a wall-clock budget (learning rate schedule
-over elapsed time, stop after the last epoch that fits).
+over elapsed time, stop after the last epoch that fits); `--recover` continues the budget from
+the last checkpoint.
 """
 import logging
 import time
@@ -67,9 +68,21 @@ class TimeBudget(TrainerCallback):
     In distributed training the workers share the slowest worker's clock (one all-reduce of a
     number per step), so the replicas step with the same rates and stop together.
 
+    `allennlp train --recover` continues the budget from the last checkpoint. The callback's
+    state (the budget seconds used, the epochs done, the horizon, each group's base learning
+    rate, and whether the budget has ended the run) goes into AllenNLP's training-state
+    checkpoint, next to the optimizer's state of the same moment, and comes back with it. The
+    recovered run's clock starts from the seconds used at that checkpoint: the time during
+    which no process trained, and the work done after the checkpoint and lost with the
+    process, do not count, because they did nothing for the model that training continues
+    from. So after recovery the learning rates, the epochs counted and the stopping point are
+    those of an uninterrupted run at the same position in the budget, and a run recovered
+    from the checkpoint of the epoch that ended its budget trains no further epoch. What the
+    recovered process itself spends from the trainer's start on counts, including the
+    trainer's pass over the data of the epochs it skips.
+
     Comparisons "within a budget of N minutes" then mean the same on a fast and a slow day:
-    the machine decides how many epochs fit, not the config. Restarting from a checkpoint
-    restarts the clock.
+    the machine decides how many epochs fit, not the config.
     """
 
     def __init__(
@@ -85,8 +98,12 @@ class TimeBudget(TrainerCallback):
         self.ratio = ratio
         self.horizon = self.seconds
         self.clock = time.monotonic
-        self._start = 0.0
+        self._start = 0.0  # this process's clock reading when the trainer started
+        self._elapsed_before = 0.0  # budget seconds used before this process (a checkpoint's)
+        self._elapsed_last = 0.0  # the elapsed time last read, as every worker read it
         self._epochs_done = 0
+        self._stopped = False  # the budget has ended the run
+        self._restored = False  # the state above came from a checkpoint
         self._base_lrs: List[float] = []
 
     def learning_rate_factor(self, elapsed: float) -> float:
@@ -101,12 +118,44 @@ class TimeBudget(TrainerCallback):
     def _elapsed(self) -> float:
         # In distributed training every worker uses the slowest worker's clock, so that all
         # replicas step with the same rate and stop after the same epoch.
-        return float(dist_reduce(self.clock() - self._start, dist.ReduceOp.MAX))
+        mine = self.clock() - self._start
+        self._elapsed_last = self._elapsed_before + float(dist_reduce(mine, dist.ReduceOp.MAX))
+        return self._elapsed_last
 
     def _set_learning_rates(self, trainer) -> None:
         factor = self.learning_rate_factor(self._elapsed())
         for group, base in zip(trainer.optimizer.param_groups, self._base_lrs):
             group["lr"] = base * factor
+
+    def state_dict(self) -> Dict[str, Any]:
+        """What `--recover` needs, saved by the trainer in each training-state checkpoint.
+
+        The checkpointer calls this right after `on_epoch` (an epoch's checkpoint) or after a
+        training batch's `on_batch` (a checkpoint within an epoch), so the elapsed time last
+        read is the one the horizon or the next rate was computed from. It is not read anew
+        here: in distributed training only the primary worker saves, and a read would wait for
+        the other workers' all-reduce forever. The base rates are saved because the
+        optimizer's saved groups hold the scaled rates in force at the checkpoint.
+        """
+        return {
+            "elapsed": self._elapsed_last,
+            "epochs_done": self._epochs_done,
+            "horizon": self.horizon,
+            "base_lrs": list(self._base_lrs),
+            "stopped": self._stopped,
+        }
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        """Takes back `state_dict`'s state; the trainer calls it before `on_start`."""
+        if not state_dict:  # a checkpoint from a version of this callback that kept no state
+            logger.warning("time_budget: the checkpoint holds no budget state; it starts anew")
+            return
+        self._elapsed_before = self._elapsed_last = float(state_dict["elapsed"])
+        self._epochs_done = int(state_dict["epochs_done"])
+        self.horizon = float(state_dict["horizon"])
+        self._base_lrs = [float(rate) for rate in state_dict["base_lrs"]]
+        self._stopped = bool(state_dict["stopped"])
+        self._restored = True
 
     def on_start(self, trainer, is_primary: bool = True, **kwargs) -> None:
         super().on_start(trainer, is_primary=is_primary, **kwargs)
@@ -115,9 +164,22 @@ class TimeBudget(TrainerCallback):
                 "time_budget sets the learning rate itself; remove the trainer's "
                 "learning_rate_scheduler"
             )
-        self._base_lrs = [group["lr"] for group in trainer.optimizer.param_groups]
+        # On `--recover` the trainer has restored the checkpoint before this call, the
+        # optimizer's groups (whose number torch checks against the checkpoint's) included;
+        # their rates are the scaled ones of the checkpoint, so the base rates come from it.
+        if not self._restored:
+            self._base_lrs = [group["lr"] for group in trainer.optimizer.param_groups]
         self._start = self.clock()
         self._set_learning_rates(trainer)
+        if self._stopped:
+            logger.info(
+                "time_budget: the budget ended this run after %d epoch(s); no epoch left to train",
+                self._epochs_done,
+            )
+            # The patience of 0 set when the budget ended the run is not in the checkpoint, and
+            # would only be checked after one more epoch. With this cap the trainer's epoch
+            # loop, which starts after this call, ends with the epochs it skips as completed.
+            trainer._num_epochs = self._epochs_done
 
     def on_batch(self, trainer, batch_inputs, batch_outputs, batch_metrics, epoch, batch_number,
                  is_training, is_primary=True, batch_grad_norm=None, **kwargs) -> None:
@@ -140,6 +202,7 @@ class TimeBudget(TrainerCallback):
             # AllenNLP 2.10's trainer has no public way to stop; it checks its metric
             # tracker's patience right after the epoch callbacks, so a patience of 0 ends it.
             trainer._metric_tracker._patience = 0
+            self._stopped = True
             return
         self.horizon = elapsed + epochs_left * per_epoch
         logger.info(
