@@ -9,6 +9,10 @@ attention parser did with one sentence, as in the figures of Mrini et al. (2020,
 under the predicted tree. `.png` writes one picture; `.html` writes a self-contained page
 (the picture embedded, plus the numbers as tables).
 
+A sentence the parser cannot take (empty, holding control characters, longer than the
+predictor's `max_words`; see `lal_allennlp/predictors/inputs.py`) gets a message saying why,
+and the exit status 1.
+
 For the Tree Transformer's unsupervised parser (`tree_transformer_lm`) the picture is its
 induced tree above the link probabilities of every layer (a layers x word-boundaries heatmap,
 the top layer on top), from which the tree was read.
@@ -190,8 +194,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from allennlp.models.archival import load_archive
     from allennlp.predictors import Predictor
 
+    from lal_allennlp.predictors.inputs import InputError
+
     predictor = Predictor.from_archive(load_archive(args.archive))
-    result = predictor.predict_json({"sentence": args.sentence, "explain": True})
+    try:
+        result = predictor.predict_json({"sentence": args.sentence, "explain": True})
+    except InputError as error:
+        # A sentence the parser cannot take (empty, control characters, too long): say why.
+        print(f"Cannot parse the sentence: {error}", file=sys.stderr)
+        return 1
     if "link_probabilities" in result:
         if len(result["words"]) < 2:
             print("A one-word sentence has no links to draw.", file=sys.stderr)

@@ -4,55 +4,154 @@ per line, into one bracketed tree per line, or (joint span models, dependency pa
 CoNLL-U sentences. A dependency parser trained with POS input needs tags, which raw lines do not
 have: such a model gets a message per line; parse with one trained without POS input.
 
-Sentences are read from a file or stdin and parsed in batches of similar length; a
-progress bar goes to stderr. An empty or unparseable line gets a message on stderr naming the line and an empty
-output line, so that output line k always belongs to input line k.
+Sentences are read from a file or stdin and parsed in batches of similar length; a progress bar
+goes to stderr. Output line k always belongs to input line k (in CoNLL-U, sentence k; a line
+that gives no tree gives a comment-only sentence). A line that cannot be parsed gets a message
+on stderr naming the line, what was wrong and what to do, and an empty output line; the other
+lines are parsed:
+
+* a line that is not valid in the input encoding (`--encoding`, UTF-8 by default): the input
+  is read as bytes and each line decoded on its own;
+* a line holding a control character (NUL, the ESC of terminal colour codes, ...; tab is white
+  space): rejected, not stripped (see `lal_allennlp/predictors/inputs.py`);
+* a line longer than `--max-words` words, or one the model fails on (a batch with a failing
+  sentence is parsed again one sentence at a time, so only that sentence is lost).
+
+Empty and white-space-only lines get a message and an empty output line too, but are not
+failures. In trees, brackets in the text are written `-LRB-`/`-RRB-` (and `-LSB-`, `-LCB-` ...)
+as in the Penn Treebank, so every output tree reads back with one leaf per word.
+
+The output is UTF-8. Exit status: 0 when every non-blank line was parsed, 1 when at least one
+was not (2 for a usage error).
 """
 import argparse
+import codecs
+import re
 import sys
-from typing import IO, Iterator, List, Optional, Sequence
+from typing import IO, Iterator, List, NamedTuple, Optional, Sequence, Union
 
 from tqdm import tqdm
 
+from lal_allennlp.predictors.inputs import (
+    DEFAULT_MAX_WORDS,
+    InputError,
+    check_length,
+    check_text,
+    find_bad_character,
+)
 
-def parse_lines(
+# Line breaks of the input: \r\n, \n or a lone \r (the universal newlines of text files).
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+# How the limit on sentence length is raised with lal-parse.
+_RAISE_LIMIT = "raise --max-words (0: no limit)"
+
+
+class ParsedLines(NamedTuple):
+    """What `parse_all_lines` gives back, one entry per input line in `outputs` and `texts`."""
+
+    outputs: List[str]
+    """The tree (or CoNLL-U sentence) of each line, `""` for a line that gave none."""
+    texts: List[str]
+    """Each line as one line of text (for `# text` comments): undecodable bytes and control
+    characters shown as U+FFFD."""
+    failed: List[int]
+    """The 1-based numbers of the non-blank lines that could not be parsed."""
+
+
+def split_lines(data: bytes) -> List[bytes]:
+    """The lines of `data` without their line breaks (`\\r\\n`, `\\n` or `\\r`); a line break
+    at the very end ends the last line rather than starting an empty one."""
+    lines = _LINE_BREAK.split(data)
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _decode(raw: bytes, number: int, encoding: str) -> str:
+    """A line decoded from `encoding` (a UTF-8 byte order mark dropped from line 1), or an
+    `InputError` naming the first bad byte."""
+    codec = encoding
+    if number == 1 and codecs.lookup(encoding).name == "utf-8":
+        codec = "utf-8-sig"
+    try:
+        return raw.decode(codec)
+    except UnicodeDecodeError as error:
+        raise InputError(
+            f"not valid {encoding} (byte 0x{raw[error.start]:02x} at byte {error.start + 1} of "
+            "the line): fix or remove the line, or give the file's encoding with --encoding "
+            "(e.g. --encoding latin-1)"
+        ) from None
+
+
+def _shown(line: Union[str, bytes], encoding: str) -> str:
+    """The line as one line of text for the output (a CoNLL-U `# text` comment): what cannot
+    be decoded, and control characters, become U+FFFD; what a reader could take for a line
+    break (form feed, U+2028 ...) becomes a space."""
+    text = line.decode(encoding, errors="replace") if isinstance(line, bytes) else line
+    text = text.removeprefix("\ufeff")  # a byte order mark
+    while True:
+        bad = find_bad_character(text)
+        if bad is None:
+            return " ".join(text.splitlines()).strip()
+        text = text[: bad[0]] + "\ufffd" + text[bad[0] + 1 :]
+
+
+def parse_all_lines(
     predictor,
-    lines: Sequence[str],
+    lines: Sequence[Union[str, bytes]],
     batch_size: int,
     errors: IO[str],
     progress: bool = True,
     output_key: str = "tree",
     pretokenized: bool = False,
-) -> Iterator[str]:
-    """Yields one output per input line (`""` for lines that could not be parsed): the tree,
-    or with `output_key="conllu"` the CoNLL-U sentence (several lines, ending in a blank one).
+    encoding: str = "utf-8",
+    max_words: Optional[int] = DEFAULT_MAX_WORDS,
+) -> ParsedLines:
+    """
+    Parses every line and returns its output (see `ParsedLines`); a line that cannot be parsed
+    gets a message on `errors` naming it (`line K: ...`) and the output `""`.
 
-    With `pretokenized`, a line's words are the runs of characters between white space, kept
-    exactly as written (pre-segmented Chinese); otherwise `ptb_tokenize` splits the line into
-    Penn Treebank tokens. All lines are tokenised first, then parsed in batches of sentences
-    of similar length (sorted by length, which keeps padding small), and the trees are given
-    back in input order.
+    Lines are `str`, or `bytes` decoded one by one from `encoding`. With `pretokenized`, a
+    line's words are the runs of characters between white space, kept as written (pre-segmented
+    Chinese); otherwise `ptb_tokenize` splits the line into Penn Treebank tokens. (The
+    predictors of tree-producing models write brackets in words as `-LRB-`, `-RRB-` ..., so
+    that their trees read back.) Sentences longer than `max_words` (`None`: no limit) are not
+    parsed. All lines are tokenised first, then parsed in batches of sentences of similar
+    length (sorted by length, which keeps padding small); a batch that fails is parsed again
+    one sentence at a time, so that only the failing sentences are lost.
     """
     from lal_allennlp.syntax.tokenizer import ptb_tokenize
 
     tokenize = str.split if pretokenized else ptb_tokenize
+    failed: List[int] = []
+
+    def fail(index: int, message: str) -> None:
+        print(f"line {index + 1}: {message}", file=errors)
+        failed.append(index + 1)
 
     tokens: List[Optional[List[str]]] = []
-    for number, line in enumerate(lines, start=1):
-        text = line.rstrip("\n")
+    for index, line in enumerate(lines):
+        words: Optional[List[str]] = None
         try:
+            text = _decode(line, index + 1, encoding) if isinstance(line, bytes) else line
+            text = text.rstrip("\r\n")
+            check_text(text, "the line")
             words = tokenize(text)
-        except Exception as error:  # a tokenizer failure must not stop the run
-            print(f"line {number}: could not tokenize ({error}); skipped", file=errors)
-            words = None
-        else:
-            if not words:
-                print(f"line {number}: empty line, nothing to parse", file=errors)
+            if words:
+                check_length(len(words), max_words, _RAISE_LIMIT)
+            else:
+                print(f"line {index + 1}: empty line, nothing to parse", file=errors)
                 words = None
+        except InputError as error:
+            fail(index, str(error))
+            words = None
+        except Exception as error:  # a tokenizer failure must not stop the run
+            fail(index, f"could not tokenize ({error}); skipped")
+            words = None
         tokens.append(words)
 
     order = sorted((i for i, words in enumerate(tokens) if words), key=lambda i: len(tokens[i]))
-    trees: List[str] = [""] * len(lines)
+    outputs: List[str] = [""] * len(lines)
     bar = tqdm(total=len(order), unit="sent", file=sys.stderr, disable=not progress)
     for start in range(0, len(order), batch_size):
         batch = order[start : start + batch_size]
@@ -65,24 +164,69 @@ def parse_lines(
                 try:
                     results.append(predictor.predict_json({"tokens": tokens[i]}))
                 except Exception as error:
-                    print(f"line {i + 1}: could not parse ({error})", file=errors)
+                    fail(i, f"could not parse ({error})")
                     results.append(None)
         for i, result in zip(batch, results):
-            if result is not None:
-                if output_key not in result:
-                    raise ValueError(
-                        f"the model gives no {output_key!r} output (CoNLL-U needs a joint span "
-                        "model, lal_joint_parser)"
-                    )
-                trees[i] = result[output_key]
+            if result is None:
+                continue
+            if "error" in result:  # a predictor that reports failures as outputs
+                fail(i, f"could not parse ({result['error']})")
+            elif output_key not in result:
+                raise ValueError(
+                    f"the model gives no {output_key!r} output (CoNLL-U needs a joint span "
+                    "model, lal_joint_parser)"
+                )
+            else:
+                outputs[i] = result[output_key]
         bar.update(len(batch))
     bar.close()
-    yield from trees
+    texts = [_shown(line, encoding) for line in lines]
+    return ParsedLines(outputs, texts, sorted(failed))
+
+
+def parse_lines(
+    predictor,
+    lines: Sequence[Union[str, bytes]],
+    batch_size: int,
+    errors: IO[str],
+    progress: bool = True,
+    output_key: str = "tree",
+    pretokenized: bool = False,
+    encoding: str = "utf-8",
+    max_words: Optional[int] = DEFAULT_MAX_WORDS,
+) -> Iterator[str]:
+    """Yields one output per input line (`""` for lines that could not be parsed): the tree,
+    or with `output_key="conllu"` the CoNLL-U sentence (several lines, ending in a blank one).
+    The outputs of `parse_all_lines`, which also says which lines failed."""
+    yield from parse_all_lines(
+        predictor,
+        lines,
+        batch_size,
+        errors,
+        progress,
+        output_key,
+        pretokenized,
+        encoding,
+        max_words,
+    ).outputs
+
+
+def _ascii_compatible(encoding: str) -> bool:
+    """Whether `encoding` writes line breaks as the ASCII bytes (so that lines can be split
+    before decoding): UTF-8, Latin-1, cp1252, GB18030, Shift-JIS ... but not UTF-16."""
+    try:
+        return "\r\n".encode(encoding) == b"\r\n" and "a(".encode(encoding) == b"a("
+    except (LookupError, UnicodeError):
+        return False
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="lal-parse", description="Parse raw sentences (one per line) into trees."
+        prog="lal-parse",
+        description="Parse raw sentences (one per line) into trees. A line that cannot be "
+        "parsed gets a message on stderr naming it and an empty output line.",
+        epilog="Exit status: 0 if every non-blank line was parsed, 1 if any was not, 2 for a "
+        "usage error.",
     )
     parser.add_argument("archive", help="a model.tar.gz written by `allennlp train`")
     parser.add_argument("input", nargs="?", default="-", help="input file (default: stdin)")
@@ -98,18 +242,42 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument(
         "--pretokenized",
         action="store_true",
-        help="the words of a line are separated by white space and kept exactly as written "
-        "(e.g. pre-segmented Chinese); by default lines are split into Penn Treebank tokens",
+        help="the words of a line are separated by white space and kept as written (e.g. "
+        "pre-segmented Chinese; in trees, brackets are written -LRB-, -RRB-, ... so that the "
+        "trees read back); by default lines are split into Penn Treebank tokens",
+    )
+    parser.add_argument(
+        "--encoding",
+        default="utf-8",
+        help="the encoding of the input (default: utf-8); each line is decoded on its own, so "
+        "a line that is not valid is reported and skipped. It must write line breaks as ASCII "
+        "does (utf-8, latin-1, cp1252, gb18030, shift_jis ...; not utf-16)",
+    )
+    parser.add_argument(
+        "--max-words",
+        type=int,
+        default=DEFAULT_MAX_WORDS,
+        help="longer lines are reported and not parsed (default: %(default)s; 0: no limit); "
+        "a chart parser's memory grows with the square of the length",
     )
     parser.add_argument("--cuda-device", type=int, default=-1)
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)
+    if not _ascii_compatible(args.encoding):
+        parser.error(
+            f"--encoding {args.encoding}: unknown, or not an encoding that writes line breaks "
+            "as ASCII does; convert the file to UTF-8 first (iconv -f ENCODING -t utf-8)"
+        )
+    if args.max_words < 0:
+        parser.error("--max-words must be 0 (no limit) or more")
+    max_words = args.max_words or None
 
     import lal_allennlp  # noqa: F401  (applies the shims, registers the models)
     from allennlp.models.archival import load_archive
     from allennlp.predictors import Predictor
 
     from lal_allennlp.predictors import DependencyParserPredictor
+    from lal_allennlp.predictors.checked import CheckedPredictor
 
     archive = load_archive(args.archive, cuda_device=args.cuda_device)
     predictor = Predictor.from_archive(archive)
@@ -118,31 +286,54 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             f"{args.archive} is a dependency parser ({type(archive.model).__name__}): it gives "
             "no bracketed trees; use --format conllu"
         )
-    source = sys.stdin if args.input == "-" else open(args.input, encoding="utf-8")
-    with source:
-        lines = source.readlines()
-    target = sys.stdout if args.output == "-" else open(args.output, "w", encoding="utf-8")
+    if isinstance(predictor, CheckedPredictor):
+        predictor.max_words = max_words  # the same limit as the lines' own check
+    if args.input == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(args.input, "rb") as source:
+                data = source.read()
+        except OSError as error:
+            parser.error(f"cannot read the input {args.input}: {error.strerror}")
+    lines = split_lines(data)
+    parsed = parse_all_lines(
+        predictor,
+        lines,
+        args.batch_size,
+        sys.stderr,
+        not args.no_progress,
+        args.format,
+        pretokenized=args.pretokenized,
+        encoding=args.encoding,
+        max_words=max_words,
+    )
+    if args.output == "-":
+        target = sys.stdout
+        if hasattr(target, "reconfigure"):
+            target.reconfigure(encoding="utf-8")  # as the output file: UTF-8 whatever the locale
+    else:
+        target = open(args.output, "w", encoding="utf-8")
     try:
-        outputs = parse_lines(
-            predictor,
-            lines,
-            args.batch_size,
-            sys.stderr,
-            not args.no_progress,
-            args.format,
-            pretokenized=args.pretokenized,
-        )
-        for number, line in enumerate(outputs, start=1):
+        for number, (output, text) in enumerate(zip(parsed.outputs, parsed.texts), start=1):
             if args.format == "conllu":
-                text = lines[number - 1].strip()
-                line = f"# sent_id = {number}\n# text = {text}\n" + (line or "# not parsed\n")
-                target.write(line if line.endswith("\n\n") else line + "\n")
+                output = f"# sent_id = {number}\n# text = {text}\n" + (output or "# not parsed\n")
+                target.write(output if output.endswith("\n\n") else output + "\n")
             else:
-                target.write(line + "\n")
-            target.flush() if target is sys.stdout else None
+                target.write(output + "\n")
+        target.flush()
     finally:
         if target is not sys.stdout:
             target.close()
+    if parsed.failed:
+        shown = ", ".join(map(str, parsed.failed[:10]))
+        shown += ", ..." if len(parsed.failed) > 10 else ""
+        print(
+            f"{len(parsed.failed)} of {len(lines)} line(s) not parsed (line {shown}); see the "
+            "messages above",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

@@ -24,7 +24,7 @@ from lal_allennlp.syntax.ctb_format import (
 from lal_allennlp.syntax.languages import CTB_HEAD_RULES  # noqa: F401  (registers "ctb")
 from lal_allennlp.syntax.paths import files_under, resolve_paths
 from lal_allennlp.dataset_readers.ptb_reader import PennTreebankReader, TreebankPathError
-from lal_allennlp.syntax.trees import TreebankFormatError
+from lal_allennlp.syntax.trees import TreebankFormatError, bad_character_problem, encoding_advice
 
 
 @DatasetReader.register("lal_ctb")
@@ -125,11 +125,37 @@ class ChineseTreebankReader(PennTreebankReader):
             )
         return paths
 
-    def _file_text(self, path: str) -> str:
+    def _file_text(self, path: str, errors: Optional[List[TreebankFormatError]]) -> str:
+        """
+        The bracketed text of a CTB file, decoded and with its markup blanked (see
+        `PennTreebankReader._file_text`; when collecting, a sentence with broken markup is
+        reported in `errors` and blanked).
+        """
         with open(path, "rb") as treebank_file:
             data = treebank_file.read()
-        text = strip_markup(decode_ctb(path, data, self._encoding), path)
-        if not text.strip():
+        lenient = False
+        try:
+            text = decode_ctb(path, data, self._encoding)
+        except TreebankFormatError:
+            if errors is None:
+                raise
+            text = decode_ctb(path, data, self._encoding, "surrogateescape")
+            lenient = True
+        reported = len(errors) if errors is not None else 0
+        decoded = text
+        text = strip_markup(text, path, errors)
+        if lenient and errors is not None:
+            # Undecodable bytes in markup that was blanked: `parse_trees` does not see them.
+            stripped_lines = text.split("\n")
+            for number, line in enumerate(decoded.split("\n")):
+                problem = bad_character_problem(line)
+                if problem and not bad_character_problem(stripped_lines[number]):
+                    errors.append(
+                        TreebankFormatError(
+                            path, number + 1, problem + " in the markup", encoding_advice(data)
+                        )
+                    )
+        if not text.strip() and (errors is None or len(errors) == reported):
             raise TreebankFormatError(
                 path,
                 None,

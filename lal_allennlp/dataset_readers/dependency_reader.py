@@ -15,6 +15,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 import torch.distributed as dist
 from allennlp.common import util
+from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
 from allennlp.data.fields import Field, LabelField, ListField, MetadataField, SequenceLabelField
 from allennlp.data.fields import TextField
@@ -22,6 +23,8 @@ from allennlp.data.instance import Instance
 from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 
+from lal_allennlp.dataset_readers.fields import GoldLabelField
+from lal_allennlp.dataset_readers.ptb_reader import check_encoding
 from lal_allennlp.syntax.arc_standard import NonProjectiveError, Transition, oracle
 from lal_allennlp.syntax.arc_standard import transition_name
 from lal_allennlp.syntax.dependencies import (
@@ -74,9 +77,11 @@ class DependencyTreebankReader(DatasetReader):
     are skipped. Every tree must have exactly one root word.
 
     Instances are sharded over distributed workers and data-loader processes by sentence. Every
-    shard reads and checks all sentences, so the counts of the last `read` over all files,
-    `skipped_non_projective` and `skipped_bad`, are the same in every shard; they are attributes
-    of the reader (of each worker's copy, with data-loader worker processes).
+    shard reads and checks all sentences, so the counts of the last `read` over all files are
+    the same in every shard: `stats` (`files`, `sentences` read well-formed, `instances` made by
+    this process, `skipped_errors`, `skipped_non_projective`), as for `lal_ptb`, and the
+    attributes `skipped_bad` (= `stats["skipped_errors"]`) and `skipped_non_projective` (of each
+    worker's copy of the reader, with data-loader worker processes).
 
     # Parameters
 
@@ -93,12 +98,20 @@ class DependencyTreebankReader(DatasetReader):
         they are skipped, counted in `skipped_non_projective` and logged per file, never
         raised. With `False` every tree is kept, non-projective ones included (for evaluation,
         and for models such as `biaffine_parser` that take no `transitions` argument).
-    skip_bad_sentences : `bool`, optional (default = `False`)
+    on_error : `str`, optional (default = `"raise"`)
         What to do with a malformed sentence (wrong number of columns, an ID or head that is
-        not a number, a head outside the sentence, a cycle, no or several root words) or a file
-        that cannot be read (not UTF-8, no sentences): `False` raises a `DependencyFormatError`
-        naming the file, the sentence number and the line; `True` skips it, counts it in
-        `skipped_bad` and logs a warning per file with the count and the first errors.
+        not a number, a head outside the sentence, a cycle, no or several root words, words
+        that do not spell the CoNLL-U `# text`, bytes not in `encoding`, a last line cut short)
+        or a file that cannot be read (no sentences, format unknown), as in `lal_ptb`:
+        `"raise"` raises a `DependencyFormatError` naming the file, the sentence number and
+        the line; `"skip"` skips that sentence (or file) only, counts it in
+        `stats["skipped_errors"]` and logs a warning per file with the count and the first
+        errors.
+    skip_bad_sentences : `bool`, optional (default = `False`)
+        `True` is the same as `on_error="skip"` (the older name of the option).
+    encoding : `str`, optional (default = `"utf-8"`)
+        The encoding of the files (any Python codec name: `"latin-1"`, `"gbk"`, `"utf-16"`
+        ...). A UTF-8 byte-order mark is dropped.
     **kwargs
         Passed to `DatasetReader` (e.g. `max_instances`).
     """
@@ -108,17 +121,25 @@ class DependencyTreebankReader(DatasetReader):
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         coarse_tags: bool = False,
         transitions: bool = True,
+        on_error: str = "raise",
         skip_bad_sentences: bool = False,
+        encoding: str = "utf-8",
         **kwargs,
     ) -> None:
         super().__init__(
             manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs
         )
+        if on_error not in ("raise", "skip"):
+            raise ConfigurationError(f'on_error must be "raise" or "skip", not {on_error!r}.')
+        check_encoding("lal_dependencies", encoding)
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
         self._coarse_tags = coarse_tags
         self._transitions = transitions
-        self._skip_bad = skip_bad_sentences
-        # Sentences (and files) skipped by the last `_read`, over all shards.
+        self._skip_bad = skip_bad_sentences or on_error == "skip"
+        self._encoding = encoding
+        # Counts of the last `_read` over all shards (`instances`: made by this process), and
+        # the sentences (and files) it skipped.
+        self.stats: Dict[str, int] = {}
         self.skipped_non_projective = 0
         self.skipped_bad = 0
 
@@ -159,8 +180,10 @@ class DependencyTreebankReader(DatasetReader):
                 coarse_tags=self._coarse_tags,
                 single_root=True,
                 on_error=self._error_handler(bad),
+                encoding=self._encoding,
             )
             for sentence, _ in sentences:
+                self.stats["sentences"] += 1
                 transitions = None
                 if self._transitions:
                     try:
@@ -171,6 +194,8 @@ class DependencyTreebankReader(DatasetReader):
                 yield sentence, transitions
             self.skipped_bad += len(bad)
             self.skipped_non_projective += len(non_projective)
+            self.stats["skipped_errors"] = self.skipped_bad
+            self.stats["skipped_non_projective"] = self.skipped_non_projective
             if log:
                 self._log_skipped(path, bad, non_projective)
 
@@ -197,9 +222,12 @@ class DependencyTreebankReader(DatasetReader):
         self.skipped_non_projective = 0
         self.skipped_bad = 0
         paths = self._resolve_paths(file_path)
+        self.stats = {"files": len(paths), "sentences": 0, "instances": 0}
+        self.stats.update({"skipped_errors": 0, "skipped_non_projective": 0})
         if self._is_first_shard():
             logger.info("Reading dependency trees from %d file(s) at %s", len(paths), file_path)
         for sentence, transitions in self.shard_iterable(self._sentences(paths)):
+            self.stats["instances"] += 1
             metadata = {"source": sentence.source, "number": sentence.number}
             yield self._make_instance(
                 sentence.words,
@@ -239,9 +267,11 @@ class DependencyTreebankReader(DatasetReader):
         words : `TextField`
             The words.
         pos_tags : `SequenceLabelField`, namespace "pos"
-            Only when `pos_tags` are given.
-        head_tags : `SequenceLabelField`, namespace "head_tags"
-            Only with `heads`: the labels, or `_` for every word.
+            Only when `pos_tags` are given. An input: a tag the vocabulary lacks gets the
+            unknown tag.
+        head_tags : `GoldLabelField`, namespace "head_tags"
+            Only with `heads`: the labels, or `_` for every word; a label the vocabulary lacks
+            is indexed `fields.UNSEEN_LABEL` (-1), which scores as an error.
         head_indices : `SequenceLabelField` of ints, namespace "head_index_tags"
             Only with `heads`.
         transitions : `ListField[LabelField]`, namespace "transitions"
@@ -305,7 +335,7 @@ class DependencyTreebankReader(DatasetReader):
             fields["pos_tags"] = SequenceLabelField(tags, text_field, label_namespace="pos")
         if heads is not None:
             head_tags = labels if labels is not None else [NO_LABEL] * len(words)
-            fields["head_tags"] = SequenceLabelField(
+            fields["head_tags"] = GoldLabelField(
                 head_tags, text_field, label_namespace="head_tags"
             )
             fields["head_indices"] = SequenceLabelField(

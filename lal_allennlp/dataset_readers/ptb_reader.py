@@ -5,6 +5,7 @@ Mrini et al. 2020). Trees are normalised with `trees.normalise_tree` and turned 
 labelled spans with `trees.tree_to_spans`.
 """
 
+import codecs
 import logging
 import os
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple, Union
@@ -20,6 +21,7 @@ from allennlp.data.token_indexers import SingleIdTokenIndexer, TokenIndexer
 from allennlp.data.tokenizers import Token
 from nltk import Tree
 
+from lal_allennlp.dataset_readers.fields import GoldLabelField
 from lal_allennlp.syntax.dependencies import (
     DEPENDENCY_SUFFIXES,
     DependencyAligner,
@@ -30,7 +32,8 @@ from lal_allennlp.syntax.dependencies import (
 from lal_allennlp.syntax.head_rules import HeadFinder, dependency_labels, head_rules_by_name
 from lal_allennlp.syntax.joint_spans import JointSpanError, tree_and_heads_to_joint_spans
 from lal_allennlp.syntax.paths import resolve_paths, split_tree_selection
-from lal_allennlp.syntax.trees import TreebankFormatError, normalise_tree, parse_trees
+from lal_allennlp.syntax.trees import TreebankFormatError, decode_treebank, normalise_tree
+from lal_allennlp.syntax.trees import parse_trees
 from lal_allennlp.syntax.trees import tree_to_spans
 
 logger = logging.getLogger(__name__)
@@ -60,16 +63,19 @@ def resolve_treebank_paths(file_path: Union[str, "os.PathLike[str]"]) -> List[st
     return resolve_paths(file_path, TREEBANK_SUFFIXES, "treebank", TreebankPathError)
 
 
-def _decode(path: str, data: bytes) -> str:
+def _decode(path: str, data: bytes, encoding: str = "utf-8", errors: str = "strict") -> str:
+    """The text of a treebank file (see `trees.decode_treebank`)."""
+    return decode_treebank(path, data, encoding, errors)
+
+
+def check_encoding(reader: str, encoding: str) -> None:
+    """A `ConfigurationError` naming the reader if `encoding` is not a Python codec."""
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise TreebankFormatError(
-            path,
-            line,
-            f"not valid UTF-8 at byte offset {error.start} (byte 0x{data[error.start]:02x})",
-            "convert the file to UTF-8, e.g. `iconv -f latin1 -t utf-8`",
+        codecs.lookup(encoding)
+    except LookupError:
+        raise ConfigurationError(
+            f"{reader}: unknown encoding {encoding!r}; use a Python codec name such as "
+            '"utf-8", "latin-1", "gbk" or "utf-16".'
         ) from None
 
 
@@ -109,11 +115,18 @@ class PennTreebankReader(DatasetReader):
         the count is logged at the end of reading. `None` keeps every sentence.
     on_error : `str`, optional (default = `"raise"`)
         What to do with a malformed file or tree (unbalanced brackets, text outside brackets, a
-        tree with no words once `-NONE-` elements are removed, an empty or non-UTF-8 file;
-        with `joint_spans`, dependencies that the joint span representation cannot hold):
-        `"raise"` raises a `TreebankFormatError` naming the file and line; `"skip"` logs a
-        warning naming the file, line and reason, goes on with the next tree (or file), and
-        logs how many were skipped at the end of reading.
+        tree with no words once `-NONE-` elements are removed, bytes that are not in the
+        file's `encoding`, an empty file; with `joint_spans`, dependencies that the joint span
+        representation cannot hold): `"raise"` raises a `TreebankFormatError` naming the file
+        and line; `"skip"` logs a warning naming the file, line and reason, goes on with the
+        next tree (or file), counts it in `stats["skipped_errors"]` and logs how many were
+        skipped at the end of reading. Only the malformed tree is skipped: a tree with an
+        undecodable byte, a tree closed too early by an extra `)` (with the pieces of it read
+        after it), a tree left open by a missing `)` (reading goes on at the next line that
+        starts a tree).
+    encoding : `str`, optional (default = `"utf-8"`)
+        The encoding of the treebank files (any Python codec name: `"latin-1"`, `"gbk"`,
+        `"utf-16"` ...). A UTF-8 byte-order mark is dropped.
     joint_spans : `bool`, optional (default = `False`)
         Make instances for the joint span parser (`lal_joint_parser`, Zhou & Zhao 2019): the
         gold spans become the joint spans of the tree and its dependencies (with `<H>`
@@ -148,6 +161,7 @@ class PennTreebankReader(DatasetReader):
         dependencies_dir: Optional[str] = None,
         dependencies_path: Optional[str] = None,
         head_rules: str = "collins",
+        encoding: str = "utf-8",
         **kwargs,
     ) -> None:
         super().__init__(
@@ -155,6 +169,8 @@ class PennTreebankReader(DatasetReader):
         )
         if on_error not in ("raise", "skip"):
             raise ConfigurationError(f'on_error must be "raise" or "skip", not {on_error!r}.')
+        check_encoding("lal_ptb", encoding)
+        self._file_encoding = encoding
         if max_length is not None and max_length < 1:
             raise ConfigurationError(f"max_length must be at least 1 (or null), not {max_length}.")
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
@@ -181,13 +197,22 @@ class PennTreebankReader(DatasetReader):
         """The files a data path (without its tree selection) names."""
         return resolve_treebank_paths(file_path)
 
-    def _file_text(self, path: str) -> str:
+    def _file_text(self, path: str, errors: Optional[List[TreebankFormatError]]) -> str:
         """
         The bracketed text of the treebank file `path`; a `TreebankFormatError` naming the file
-        (and line) if it cannot be decoded or holds nothing.
+        (and line) if it holds nothing or, unless `errors` collects problems (`on_error` is
+        "skip"), cannot be decoded. When collecting, undecodable bytes are kept as lone
+        surrogates (see `trees.decode_treebank`) and `parse_trees` reports the trees that hold
+        them; problems of the whole file found here are appended to `errors`.
         """
         with open(path, "rb") as treebank_file:
-            text = _decode(path, treebank_file.read())
+            data = treebank_file.read()
+        try:
+            text = _decode(path, data, self._file_encoding)
+        except TreebankFormatError:
+            if errors is None:
+                raise
+            text = _decode(path, data, self._file_encoding, "surrogateescape")
         if not text.strip():
             raise TreebankFormatError(
                 path, None, "the file is empty", "remove it or point the reader elsewhere"
@@ -208,14 +233,14 @@ class PennTreebankReader(DatasetReader):
         for path in paths:
             if stop is not None and index + 1 >= stop:
                 return
+            errors: Optional[List[TreebankFormatError]] = [] if collect else None
             try:
-                text = self._file_text(path)
+                text = self._file_text(path, errors)
             except TreebankFormatError as error:
                 if not collect:
                     raise
                 yield path, error.line, None, error
                 continue
-            errors: Optional[List[TreebankFormatError]] = [] if collect else None
             for tree, line in parse_trees(text, path, errors):
                 while errors:
                     error = errors.pop(0)
@@ -397,20 +422,21 @@ class PennTreebankReader(DatasetReader):
 
         tokens : `TextField`
             The words.
-        pos_tags : `SequenceLabelField`, namespace "pos_tags"
-            Only when tags are known.
+        pos_tags : `GoldLabelField`, namespace "pos_tags"
+            Only when tags are known. Here and in the label fields below, a tag or label the
+            vocabulary lacks is indexed `fields.UNSEEN_LABEL` (-1): it scores as an error.
         gold_spans : `ListField[SpanField]`
             Only with a tree: its labelled spans, with INCLUSIVE ends (`SpanField(start,
             end_exclusive - 1)`), sorted by (start, -end). A tree without spans (one word
             straight under `TOP`) gets a single `(-1, -1)` span, exactly like batch padding,
             so mask spans with `gold_spans[..., 0] >= 0`.
-        gold_span_labels : `SequenceLabelField`, namespace "span_labels"
+        gold_span_labels : `GoldLabelField`, namespace "span_labels"
             Only with a tree: the joint labels (`S+VP`) of `gold_spans`; the `(-1, -1)` span
             gets index 0, like padding. With `joint_spans`, the spans and labels are the joint
             spans (with `<H>` and `TOP`).
         gold_heads : `SequenceLabelField` of ints (not indexed)
             Only with `joint_spans` and a tree: the head of each word, 0 for the root.
-        gold_dependency_labels : `SequenceLabelField`, namespace "dependency_labels"
+        gold_dependency_labels : `GoldLabelField`, namespace "dependency_labels"
             Only with `joint_spans` and a tree.
         metadata : `MetadataField`
             `{"words": tokens, "pos_tags": tags or None, "gold_tree": tree}`, plus
@@ -464,7 +490,7 @@ class PennTreebankReader(DatasetReader):
         text_field = TextField(list(words), self._token_indexers)
         fields: Dict[str, Field] = {"tokens": text_field}
         if tags is not None:
-            fields["pos_tags"] = SequenceLabelField(tags, text_field, label_namespace="pos_tags")
+            fields["pos_tags"] = GoldLabelField(tags, text_field, label_namespace="pos_tags")
         if tree is not None:
             if spans:
                 span_fields = [SpanField(start, end - 1, text_field) for start, end, _ in spans]
@@ -474,14 +500,14 @@ class PennTreebankReader(DatasetReader):
                 labels = [0]
             gold_spans = ListField(span_fields)
             fields["gold_spans"] = gold_spans
-            fields["gold_span_labels"] = SequenceLabelField(
+            fields["gold_span_labels"] = GoldLabelField(
                 labels, gold_spans, label_namespace="span_labels"
             )
         metadata = {"words": tokens, "pos_tags": tags or None, "gold_tree": tree}
         if dependencies is not None:
             heads, labels = dependencies
             fields["gold_heads"] = SequenceLabelField(heads, text_field, "head_index_tags")
-            fields["gold_dependency_labels"] = SequenceLabelField(
+            fields["gold_dependency_labels"] = GoldLabelField(
                 labels, text_field, label_namespace="dependency_labels"
             )
             metadata.update(gold_heads=heads, gold_dependency_labels=labels)

@@ -477,9 +477,15 @@ class SentenceReader(DatasetReader):
             punctuation = [is_punctuation_word(word) for word in words]
         kept = self._kept_words(words, punctuation)
         if not kept:
-            reason = " once punctuation is removed" if words else ""
+            shown = words if len(words) <= 10 else words[:10] + ["..."]
+            reason = (
+                " once punctuation is removed (the unsupervised parser reads no punctuation, so "
+                "there is nothing to parse)"
+                if words
+                else ""
+            )
             raise ValueError(
-                f"cannot make an instance of an empty sentence: {words} has no words{reason}"
+                f"cannot make an instance of an empty sentence: {shown} has no words{reason}"
             )
         return self._make_instance(kept, gold_tree)
 

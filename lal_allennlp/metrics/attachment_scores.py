@@ -45,8 +45,12 @@ class PunctuationFreeAttachmentScores(AttachmentScores):
         pos_tags: Optional[torch.Tensor] = None,
     ) -> None:
         """As `AttachmentScores`; `pos_tags` `(batch, words)` are the gold tags (without them,
-        every word counts)."""
+        every word counts). A gold label of -1 (`fields.UNSEEN_LABEL`: not in the vocabulary)
+        never matches, so its word counts for UAS but is wrong for LAS."""
         if pos_tags is not None and self._punctuation_ids:
             punctuation = torch.tensor(self._punctuation_ids, device=pos_tags.device)
             mask = mask & ~torch.isin(pos_tags, punctuation)
+        # Whatever the model predicts there (even an unlabelled -1) differs from the gold label.
+        unseen = gold_labels < 0
+        predicted_labels = torch.where(unseen, gold_labels - 1, predicted_labels)
         super().__call__(predicted_indices, predicted_labels, gold_indices, gold_labels, mask)

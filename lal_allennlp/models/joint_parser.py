@@ -27,6 +27,7 @@ from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.modules.matrix_attention import BilinearMatrixAttention
 from allennlp.nn import InitializerApplicator, util
 
+from lal_allennlp.dataset_readers.fields import UNSEEN_LABEL
 from lal_allennlp.metrics.attachment_scores import (
     PTB_PUNCTUATION_TAGS,
     PunctuationFreeAttachmentScores,
@@ -204,7 +205,12 @@ class JointSpanParser(SpanParserBase):
         gold_heads, gold_labels = gold.get("gold_heads"), gold.get("gold_dependency_labels")
         if gold_heads is not None and gold_labels is not None:
             label_logits = self._label_logits(encoded, gold_heads)
-            label_loss = util.sequence_cross_entropy_with_logits(label_logits, gold_labels, mask)
+            # A gold label the vocabulary lacks (UNSEEN_LABEL) has no term in the label loss;
+            # LAS counts it as wrong.
+            known = mask & (gold_labels != UNSEEN_LABEL)
+            label_loss = util.sequence_cross_entropy_with_logits(
+                label_logits, gold_labels.clamp(min=0), known
+            )
             arc_loss = chart.arc_loss(gold_heads, mask)
             dependency_loss = self.dependency_loss_weight * (arc_loss + label_loss)
             loss = dependency_loss if loss is None else loss + dependency_loss

@@ -21,6 +21,7 @@ from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import util
 from allennlp.training.metrics import CategoricalAccuracy
 
+from lal_allennlp.dataset_readers.fields import UNSEEN_LABEL
 from lal_allennlp.metrics import EvalbMetric
 from lal_allennlp.modules import (
     SentenceBoundaries,
@@ -159,10 +160,16 @@ class SpanParserBase(Model):
         # shape (batch_size, max_length, num_pos_tags), or None
         tag_logits = self.tag_projection(encoded[:, 1:-1]) if self.predict_pos_tags else None
         if tag_logits is not None and gold.get("pos_tags") is not None:
-            tag_loss = util.sequence_cross_entropy_with_logits(tag_logits, gold["pos_tags"], mask)
+            gold_tags = gold["pos_tags"]
+            # A gold tag the vocabulary lacks (UNSEEN_LABEL) has no term in the loss; the
+            # accuracy counts it, and as wrong (no prediction equals -1).
+            known = mask & (gold_tags != UNSEEN_LABEL)
+            tag_loss = util.sequence_cross_entropy_with_logits(
+                tag_logits, gold_tags.clamp(min=0), known
+            )
             weighted = self.pos_tag_loss_weight * tag_loss
             loss = weighted if loss is None else loss + weighted
-            self.tag_accuracy(tag_logits, gold["pos_tags"], mask)
+            self.tag_accuracy(tag_logits, gold_tags, mask)
 
         output: Dict[str, Any] = {"words": words}
         if loss is not None:
@@ -217,8 +224,14 @@ class SpanParserBase(Model):
     ) -> Optional[torch.Tensor]:
         """The structure's loss: the span loss (`span_loss`), with gold spans; else `None`."""
         loss: Optional[torch.Tensor] = None
-        if gold.get("gold_spans") is not None and gold.get("gold_span_labels") is not None:
-            gold_chart = SpanChart.gold(gold["gold_spans"], gold["gold_span_labels"], mask.size(1))
+        gold_spans, gold_labels = gold.get("gold_spans"), gold.get("gold_span_labels")
+        if gold_spans is not None and gold_labels is not None:
+            # A gold span whose label the vocabulary lacks (UNSEEN_LABEL) is left out of the
+            # gold chart, like padding: the loss is that of the gold tree without it (EVALB,
+            # which reads the gold trees, still counts it as a missed bracket).
+            unseen = (gold_labels == UNSEEN_LABEL).unsqueeze(-1)
+            gold_spans = gold_spans.masked_fill(unseen, -1)
+            gold_chart = SpanChart.gold(gold_spans, gold_labels.clamp(min=0), mask.size(1))
             if self.span_loss == "crf":
                 loss = chart.crf_loss(gold_chart)
             else:

@@ -9,7 +9,7 @@ Output: `words`, `pos` (the given tags, `_` without), `heads` (1-based, 0 the ro
 `dependency_labels`, `conllu` (the sentence in CoNLL-U), `transitions` (the decoded arc-standard
 transitions, `SHIFT`, `LEFT-ARC:label`, `RIGHT-ARC:label`) and `score` (their summed
 log-probability). `--predictor lal_dependency_conllu` writes the
-CoNLL-U text instead of JSON lines.
+CoNLL-U text instead of JSON lines. Bad requests and failing sentences: see `checked.py`.
 """
 from typing import List, Optional
 
@@ -17,17 +17,27 @@ from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
-from lal_allennlp.predictors.parser_predictor import ParserPredictor
+from lal_allennlp.predictors.checked import CheckedPredictor, error_comment
+from lal_allennlp.predictors.inputs import words_and_tags
 
 OUTPUT_KEYS = ("words", "pos", "heads", "dependency_labels", "conllu", "transitions", "score")
 
 
 @Predictor.register("lal_dependency_parser")
-class DependencyParserPredictor(Predictor):
+class DependencyParserPredictor(CheckedPredictor):
     """
     Registered as a `Predictor` with name "lal_dependency_parser"; the default predictor of
     `stack_attention_parser`. The `lal_dependencies` reader's `text_to_instance(words, tags)`
-    builds instances.
+    builds instances. Requests are checked and failures handled as `CheckedPredictor`
+    describes; words are kept as given (CoNLL-U output holds brackets as they are).
+
+    # Parameters
+
+    model : `Model`
+    dataset_reader : `DatasetReader`
+    frozen : `bool`, optional (default = `True`)
+    max_words : `Optional[int]`, optional (default = `inputs.DEFAULT_MAX_WORDS`)
+        Longer sentences are refused (see `CheckedPredictor`).
     """
 
     def predict(self, sentence: str, tags: Optional[List[str]] = None) -> JsonDict:
@@ -37,14 +47,12 @@ class DependencyParserPredictor(Predictor):
         return self.predict_json(request)
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        tokens, tags = ParserPredictor._words_and_tags(json_dict)
+        tokens, tags = words_and_tags(json_dict)
+        self._check_length(tokens)
         return self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
 
-    def predict_instance(self, instance: Instance) -> JsonDict:
-        return self._select(self._model.forward_on_instance(instance))
-
-    def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
-        return [self._select(output) for output in self._model.forward_on_instances(instances)]
+    def _output(self, output: JsonDict, instance: Instance) -> JsonDict:
+        return self._select(output)
 
     @staticmethod
     def _select(output: JsonDict) -> JsonDict:
@@ -55,8 +63,10 @@ class DependencyParserPredictor(Predictor):
 class DependencyConlluPredictor(DependencyParserPredictor):
     """
     Registered as a `Predictor` with name "lal_dependency_conllu": `lal_dependency_parser`
-    whose output lines are CoNLL-U sentences.
+    whose output lines are CoNLL-U sentences (`# error = ...` for a JSON line that failed).
     """
 
     def dump_line(self, outputs: JsonDict) -> str:
+        if "error" in outputs:
+            return error_comment(outputs)
         return outputs["conllu"]

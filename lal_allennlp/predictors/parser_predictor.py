@@ -3,8 +3,12 @@ The predictor of the parsers: JSON in, trees out.
 
 Input: `{"sentence": "raw text"}` (split into Penn Treebank tokens by a rule-based
 tokenizer that needs no downloaded model; brackets become `-LRB-`/`-RRB-`), or
-`{"tokens": ["pre", "tokenised", "words"]}`; either may come with `"tags": [...]` (gold POS
-tags, used in the output tree by a model that does not predict tags).
+`{"tokens": ["pre", "tokenised", "words"]}` (brackets in them are written `-LRB-`/`-RRB-` too,
+so that the output tree reads back with one leaf per word); either may come with `"tags":
+[...]` (gold POS tags, used in the output tree by a model that does not predict tags; a tag the
+model never saw is the unknown tag). What is checked, and what a bad request or a failing
+sentence gives (an exception in Python, an `"error"` output line with `allennlp predict`), is
+described in `checked.py` and `inputs.py`.
 
 Output: `tree` (one-line bracketed tree), `words`, `pos_tags` (predicted, or given) and
 `spans` (labelled constituents as `[start, end_exclusive, label]`, unary chains joined with
@@ -20,7 +24,7 @@ head, the attention over `[START] words [STOP]`), `span_contributions` (per span
 the share of each head, summing to 1) and `explanation_note` (whether the contributions are
 exact); see `lal_allennlp/models/explanations.py`.
 """
-from typing import List, Optional, Tuple
+from typing import List, Optional
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.common.util import JsonDict, sanitize
@@ -28,24 +32,40 @@ from allennlp.data import Instance
 from allennlp.data.fields import MetadataField
 from allennlp.predictors.predictor import Predictor
 
-from lal_allennlp.syntax.tokenizer import ptb_tokenize
+from lal_allennlp.predictors.checked import CheckedPredictor, error_comment
+from lal_allennlp.predictors.inputs import escape_brackets, words_and_tags
 
 OUTPUT_KEYS = ("tree", "words", "pos_tags", "spans")
 DEPENDENCY_KEYS = ("heads", "dependency_labels", "conllu")
 
 
 @Predictor.register("lal_parser")
-class ParserPredictor(Predictor):
+class ParserPredictor(CheckedPredictor):
     """
     Registered as a `Predictor` with name "lal_parser"; the default predictor of this
     package's models. The dataset reader's `text_to_instance(tokens, tags)` builds instances.
+    Requests are checked and failures handled as `CheckedPredictor` describes; the words of
+    `tokens` have their brackets written the treebank way (`escape_brackets`), so that every
+    output tree reads back with one leaf per word.
+
+    # Parameters
+
+    model : `Model`
+    dataset_reader : `DatasetReader`
+    frozen : `bool`, optional (default = `True`)
+    max_words : `Optional[int]`, optional (default = `inputs.DEFAULT_MAX_WORDS`)
+        Longer sentences are refused (see `CheckedPredictor`).
     """
 
     def predict(self, sentence: str) -> JsonDict:
         return self.predict_json({"sentence": sentence})
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        tokens, tags = self._words_and_tags(json_dict)
+        tokens, tags = words_and_tags(json_dict)
+        tokens = [escape_brackets(token) for token in tokens]
+        if tags is not None:
+            tags = [escape_brackets(tag) for tag in tags]
+        self._check_length(tokens)
         instance = self._text_to_instance(tokens, tags)
         # The request's own switch, read by the model's forward (`explain`); every instance
         # of a predictor carries it, so instances batch together.
@@ -55,47 +75,9 @@ class ParserPredictor(Predictor):
     def _text_to_instance(self, tokens: List[str], tags: Optional[List[str]]) -> Instance:
         return self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
 
-    @staticmethod
-    def _words_and_tags(json_dict: JsonDict) -> Tuple[List[str], Optional[List[str]]]:
-        """The request's words (`tokens`, or `sentence` split into Penn Treebank tokens) and
-        its `tags` (or `None`), checked."""
-        if "tokens" in json_dict:
-            tokens = json_dict["tokens"]
-            if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
-                raise ConfigurationError(f'"tokens" must be a list of strings, got {tokens!r}')
-        elif "sentence" in json_dict:
-            tokens = ptb_tokenize(json_dict["sentence"])
-        else:
-            raise ConfigurationError(
-                f'Each input needs "sentence" (raw text) or "tokens" (a list of words); got the '
-                f"keys {sorted(json_dict)}."
-            )
-        if not tokens:
-            raise ConfigurationError(f"Cannot parse an empty sentence: {json_dict!r}")
-        tags = json_dict.get("tags")
-        if tags is not None and len(tags) != len(tokens):
-            raise ConfigurationError(
-                f"Got {len(tags)} tags for {len(tokens)} tokens ({tokens!r}); give one tag per "
-                "token, or none."
-            )
-        return tokens, tags
-
-    def predict_json(self, inputs: JsonDict) -> JsonDict:
-        return self.predict_batch_json([inputs])[0]
-
-    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
-        instances = self._batch_json_to_instances(inputs)
-        outputs = self._model.forward_on_instances(instances)
-        return [
-            self._select(output, instance["explain"].metadata)
-            for output, instance in zip(outputs, instances)
-        ]
-
-    def predict_instance(self, instance: Instance) -> JsonDict:
-        return self._select(self._model.forward_on_instance(instance))
-
-    def predict_batch_instance(self, instances: List[Instance]) -> List[JsonDict]:
-        return [self._select(output) for output in self._model.forward_on_instances(instances)]
+    def _output(self, output: JsonDict, instance: Instance) -> JsonDict:
+        explain = "explain" in instance.fields and instance["explain"].metadata
+        return self._select(output, explain)
 
     @staticmethod
     def _select(output: JsonDict, explain: bool = False) -> JsonDict:
@@ -128,6 +110,8 @@ class ConlluPredictor(ParserPredictor):
     """
 
     def dump_line(self, outputs: JsonDict) -> str:
+        if "error" in outputs:
+            return error_comment(outputs)
         if "conllu" not in outputs:
             raise ConfigurationError(
                 "CoNLL-U output needs a model that predicts dependencies (lal_joint_parser); "

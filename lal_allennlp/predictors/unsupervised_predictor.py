@@ -24,7 +24,9 @@ class UnsupervisedParserPredictor(ParserPredictor):
     """
     Registered as a `Predictor` with name "lal_unsupervised_parser"; the default predictor of
     `tree_transformer_lm`. The `lal_sentences` reader's `text_to_instance(words)` builds
-    instances; `tags` in a request are checked for length and otherwise not used.
+    instances; `tags` in a request are checked for length and otherwise not used. A sentence
+    of punctuation only has no words left to parse: a `ValueError` (an error output for a JSON
+    line of `allennlp predict`, see `CheckedPredictor`).
     """
 
     def _text_to_instance(self, tokens: List[str], tags: Optional[List[str]]) -> Instance:

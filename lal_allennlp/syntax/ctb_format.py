@@ -19,7 +19,8 @@ import os
 import re
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from lal_allennlp.syntax.trees import TreebankFormatError
+from lal_allennlp.syntax.trees import BAD_CHARACTER_RE, TreebankFormatError, encoding_advice
+from lal_allennlp.syntax.trees import mostly_undecodable
 
 # Suffixes of CTB files (all releases), and of bracketed files generally.
 CTB_SUFFIXES = (".fid", ".mrg", ".nw", ".bn", ".mz", ".bc", ".wb", ".df", ".sc", ".sm")
@@ -95,20 +96,32 @@ def _line_of(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def decode_ctb(path: str, data: bytes, encoding: Optional[str] = None) -> str:
+def decode_ctb(
+    path: str, data: bytes, encoding: Optional[str] = None, errors: str = "strict"
+) -> str:
     """
     Decodes the bytes of a treebank file. With `encoding` `None`, UTF-8 (a byte-order mark is
     dropped) is tried first and GB18030 (which reads GB2312 and GBK) second: text in one of the
     GB encodings is almost never valid UTF-8. Otherwise `encoding` is used (any Python codec
-    name: `gbk`, `gb2312`, `utf-8`, `big5` ...).
+    name: `gbk`, `gb2312`, `utf-8`, `big5` ...). A NUL character counts as undecodable (UTF-16
+    text read as UTF-8 or GB18030 is full of them).
+
+    With `errors="surrogateescape"` nothing is raised: undecodable bytes become lone surrogates,
+    which `trees.parse_trees` reports in the trees that hold them (when detecting, the
+    encoding that leaves fewer of them is taken).
 
     # Raises
 
     `TreebankFormatError` naming the file, the line and the byte that could not be decoded.
     """
+    lenient = errors != "strict"
     if encoding is not None:
         try:
-            return data.decode(encoding)
+            if lenient:
+                text = data.decode(encoding, errors)
+                if not mostly_undecodable(text):
+                    return text
+            text = data.decode(encoding)
         except UnicodeDecodeError as error:
             raise TreebankFormatError(
                 path,
@@ -121,20 +134,65 @@ def decode_ctb(path: str, data: bytes, encoding: Optional[str] = None) -> str:
             raise TreebankFormatError(
                 path, None, f"unknown encoding {encoding!r}", "use a Python codec name, e.g. gbk"
             ) from None
+        return _without_nul(path, data, text)
+    if lenient:
+        candidates = [data.decode("utf-8-sig", errors)]
+        gb_text = data.decode("gb18030", errors)
+        if not _PRIVATE_USE_RE.search(gb_text):
+            candidates.append(gb_text)
+        text = min(candidates, key=_undecodable_count)
+        if not mostly_undecodable(text):
+            return text
     try:
-        return data.decode("utf-8-sig")
+        return _without_nul(path, data, data.decode("utf-8-sig"))
     except UnicodeDecodeError as utf8_error:
+        problem = (
+            f"neither UTF-8 nor GB18030/GBK/GB2312: byte 0x{data[utf8_error.start]:02x} at "
+            f"offset {utf8_error.start} is not valid UTF-8 and the file is not valid GB18030"
+        )
+        advice = (
+            "convert the file to UTF-8, or name its encoding with the reader's `encoding` option"
+        )
         try:
-            return data.decode("gb18030")
+            text = data.decode("gb18030")
         except UnicodeDecodeError:
             raise TreebankFormatError(
-                path,
-                _line_of(data, utf8_error.start),
-                f"neither UTF-8 nor GB18030/GBK/GB2312: byte 0x{data[utf8_error.start]:02x} at "
-                f"offset {utf8_error.start} is not valid UTF-8 and the file is not valid GB18030",
-                "convert the file to UTF-8, or name its encoding with the reader's `encoding` "
-                "option",
+                path, _line_of(data, utf8_error.start), problem, advice
             ) from None
+        private = _PRIVATE_USE_RE.search(text)
+        if private is not None:
+            # GB18030 decodes Big5 and other double-byte encodings too, but into characters of
+            # GBK's user-defined areas (private use) that no treebank holds.
+            raise TreebankFormatError(
+                path,
+                text.count("\n", 0, private.start()) + 1,
+                problem.replace("is not valid GB18030", "decodes as GB18030 only to private-use "
+                                "characters (U+E000-U+F8FF), as Big5 text does"),
+                advice + ' (e.g. "big5")',
+            )
+        return _without_nul(path, data, text)
+
+
+def _undecodable_count(text: str) -> int:
+    """How many bytes `errors="surrogateescape"` could not decode, plus NUL characters."""
+    return len(BAD_CHARACTER_RE.findall(text))
+
+
+# Characters of the Private Use Area: GBK's user-defined areas decode to them.
+_PRIVATE_USE_RE = re.compile("[\ue000-\uf8ff]")
+
+
+def _without_nul(path: str, data: bytes, text: str) -> str:
+    """`text`, or a `TreebankFormatError` at its first NUL character."""
+    position = text.find("\x00")
+    if position < 0:
+        return text
+    raise TreebankFormatError(
+        path,
+        text.count("\n", 0, position) + 1,
+        "a NUL character (byte 0x00): the file is probably UTF-16, not text in its encoding",
+        encoding_advice(data),
+    )
 
 
 def _tags(text: str) -> Iterator[Tuple[re.Match, int]]:
@@ -147,7 +205,9 @@ def _tags(text: str) -> Iterator[Tuple[re.Match, int]]:
         yield match, line
 
 
-def strip_markup(text: str, source: str = "<string>") -> str:
+def strip_markup(
+    text: str, source: str = "<string>", errors: Optional[List[TreebankFormatError]] = None
+) -> str:
     """
     Returns `text` with the CTB markup blanked and every line break kept, so that the line
     numbers of the trees do not change.
@@ -156,6 +216,17 @@ def strip_markup(text: str, source: str = "<string>") -> str:
     text outside sentences are dropped). Otherwise every tag is removed, and so is the text of
     metadata elements (`METADATA_ELEMENTS`: `<DATE>`, `<HEADER>`, `<DOCID>` ...); files with no
     markup at all come back unchanged.
+
+    # Parameters
+
+    text : `str`
+    source : `str`, optional (default = `"<string>"`)
+        Named in error messages, normally the file name.
+    errors : `Optional[List[TreebankFormatError]]`, optional (default = `None`)
+        If `None`, the first problem raises. Otherwise problems are appended to this list and
+        the contents of a sentence whose `</S>` is missing are blanked (so its tree is dropped,
+        reported here, rather than read with whatever follows it); a `</S>` that closes
+        nothing is reported and passed over.
 
     # Raises
 
@@ -168,6 +239,7 @@ def strip_markup(text: str, source: str = "<string>") -> str:
     pieces: List[str] = []
     position = 0
     open_sentence: Optional[Tuple[int, str]] = None  # (line, the tag) of the open <S>
+    sentence_start = 0  # the first of `pieces` inside the open <S>
     metadata_depth = 0
 
     def keep(segment: str) -> None:
@@ -176,30 +248,43 @@ def strip_markup(text: str, source: str = "<string>") -> str:
         else:
             pieces.append("\n" * segment.count("\n"))
 
+    def report(line: int, problem: str, advice: str) -> None:
+        error = TreebankFormatError(source, line, problem, advice)
+        if errors is None:
+            raise error
+        errors.append(error)
+
+    def drop_open_sentence() -> None:
+        for index in range(sentence_start, len(pieces)):
+            pieces[index] = "\n" * pieces[index].count("\n")
+
     for match, line in _tags(text):
         keep(text[position : match.start()])
         position = match.end()
         closing, name = bool(match.group(1)), match.group(2).upper()
         if name == "S":
             if not closing and open_sentence is not None:
-                raise TreebankFormatError(
-                    source,
+                report(
                     line,
                     f"{match.group()} opens a sentence inside {open_sentence[1]} of line "
-                    f"{open_sentence[0]}",
+                    f"{open_sentence[0]}" + ("" if errors is None else ", which is dropped"),
                     "a </S> is probably missing before it",
                 )
+                drop_open_sentence()
             if closing and open_sentence is None:
-                raise TreebankFormatError(source, line, "</S> closes no <S>", "remove it")
+                report(line, "</S> closes no <S>", "remove it")
+                continue
             open_sentence = None if closing else (line, match.group())
+            sentence_start = len(pieces)
         elif name in METADATA_ELEMENTS:
             metadata_depth = max(0, metadata_depth + (-1 if closing else 1))
     keep(text[position:])
     if open_sentence is not None:
-        raise TreebankFormatError(
-            source,
+        report(
             open_sentence[0],
-            f"{open_sentence[1]} is not closed at the end of the file",
+            f"{open_sentence[1]} is not closed at the end of the file"
+            + ("" if errors is None else ", so its sentence is dropped"),
             "add the missing </S>",
         )
+        drop_open_sentence()
     return "".join(pieces)

@@ -22,6 +22,10 @@ missing gets `labels=None`.
 
 A malformed sentence is reported with its file, its 1-based number in the file and its line;
 `read_dependencies` raises, or with `on_error` reports it and goes on with the next sentence.
+Besides the columns, two checks catch sentences that are cut short or merged, which could
+otherwise still form a valid tree: a CoNLL-U sentence must spell its `# text =` comment (white
+space aside), and the last line of a file must end with a line break (a file that does not
+was probably cut in the middle of that line).
 """
 
 import os
@@ -30,12 +34,20 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from lal_allennlp.syntax.paths import resolve_paths
-from lal_allennlp.syntax.trees import TreebankFormatError
+from lal_allennlp.syntax.trees import BAD_CHARACTER_RE, TreebankFormatError, bad_character_problem
+from lal_allennlp.syntax.trees import decode_treebank
 
 # Files read from a directory or a file-id range.
 DEPENDENCY_SUFFIXES = (".dp", ".conll", ".conllx", ".conllu", ".malt", ".tab", ".txt")
 # CoNLL-U IDs that are not words: multi-word tokens `3-4` and empty nodes `5.1`.
 _NON_WORD_ID_RE = re.compile(r"^\d+(-\d+|\.\d+)$")
+# A multi-word token's range `3-4`.
+_RANGE_ID_RE = re.compile(r"^(\d+)-(\d+)$")
+# IDs and heads: ASCII digits only (`int` would also take "+3", " 3", "3_0" and other scripts'
+# digits, which a byte error can make).
+_NUMBER_RE = re.compile(r"[0-9]+")
+# The CoNLL-U comment with the sentence's text.
+_TEXT_COMMENT_RE = re.compile(r"^#\s*text\s*=(.*)$")
 # Bracket escapes of the Penn Treebank: a tree word and a dependency word match if they are equal
 # or one is the escape of the other (converters differ on whether they unescape brackets).
 _PTB_ESCAPES = {
@@ -161,28 +173,43 @@ def _fields(line: str) -> List[str]:
     return fields
 
 
+def _line_format(fields: List[str]) -> Optional[str]:
+    """`CONLL` or `MALT_TAB` if a token line with these columns fits the format, else `None`."""
+    if len(fields) == 10 and _NUMBER_RE.match(fields[0]):
+        return CONLL
+    if len(fields) in (3, 4) and _NUMBER_RE.fullmatch(fields[2]):
+        return MALT_TAB
+    return None
+
+
 def _detect_format(source: str, lines: List[str]) -> Optional[str]:
-    """`CONLL` or `MALT_TAB` from the first token line; `None` for a file without one."""
+    """
+    `CONLL` or `MALT_TAB` from the first token line that fits one of them (a malformed line
+    before it is reported in its sentence, not taken for the file's format); `None` for a file
+    without token lines.
+    """
+    first: Optional[Tuple[int, int]] = None  # line and column count of the first token line
     for number, line in enumerate(lines, 1):
+        line = line.rstrip("\r")
         if not line.strip():
             continue
         if line.startswith("#") and "\t" not in line:
-            continue  # a CoNLL-U comment before the first token
-        count = len(_fields(line))
-        if count == 10:
-            return CONLL
-        if count in (3, 4):
-            return MALT_TAB
-        if line.startswith("#"):
-            continue  # a CoNLL-U comment before the first token
-        raise DependencyFormatError(
-            source,
-            number,
-            f"cannot tell the format from this line: it has {count} columns",
-            "expected CoNLL-X or CoNLL-U (10 tab-separated columns) or Malt-TAB (word, POS, "
-            "head and an optional label, tab-separated)",
-        )
-    return None
+            continue  # a CoNLL-U comment
+        fields = _fields(line)
+        file_format = _line_format(fields)
+        if file_format is not None:
+            return file_format
+        if first is None and not line.startswith("#"):
+            first = (number, len(fields))
+    if first is None:
+        return None
+    raise DependencyFormatError(
+        source,
+        first[0],
+        f"cannot tell the format from this line: it has {first[1]} columns",
+        "expected CoNLL-X or CoNLL-U (10 tab-separated columns: an ID first) or Malt-TAB (word, "
+        "POS, head and an optional label, tab-separated)",
+    )
 
 
 # CoNLL-X / CoNLL-U columns (0-based) of the coarse (CPOSTAG / UPOS) and the fine-grained
@@ -203,12 +230,37 @@ def _sentence_error(
 
 
 def _parse_int(source: str, number: int, line: int, text: str, what: str) -> int:
-    try:
-        return int(text)
-    except ValueError:
-        raise _sentence_error(
-            source, number, line, f"the {what} {text!r} is not a whole number"
-        ) from None
+    if not _NUMBER_RE.fullmatch(text):
+        raise _sentence_error(source, number, line, f"the {what} {text!r} is not a whole number")
+    return int(text)
+
+
+def _check_spelling(
+    source: str, number: int, line: int, forms: List[str], text_comment: Tuple[int, str]
+) -> None:
+    """
+    A `DependencyFormatError` unless the surface forms of a CoNLL-U sentence spell its
+    `# text =` comment, white space aside: a sentence cut short or merged with the next one
+    can still be a valid tree, but no longer spells its text.
+    """
+    spelled = re.sub(r"\s+", "", "".join(forms))
+    text = re.sub(r"\s+", "", text_comment[1])
+    if spelled == text:
+        return
+    position = next(
+        (index for index, pair in enumerate(zip(spelled, text)) if pair[0] != pair[1]),
+        min(len(spelled), len(text)),
+    )
+    raise _sentence_error(
+        source,
+        number,
+        line,
+        f"the words do not spell the sentence's `# text` (line {text_comment[0]}): from "
+        f"character {position + 1} the words give {spelled[position:position + 20]!r} but the "
+        f"text {text[position:position + 20]!r}",
+        "the sentence was probably cut short or merged with another; every sentence ends with "
+        "a blank line, and its words (multi-word tokens as written) spell its text",
+    )
 
 
 def _and_list(numbers: Sequence[int]) -> str:
@@ -289,13 +341,23 @@ def _parse_sentence(
     number: int,
     coarse_tags: bool = False,
     single_root: bool = False,
+    text_comment: Optional[Tuple[int, str]] = None,
+    bad_line: Optional[Tuple[int, str]] = None,
 ) -> DependencySentence:
-    """The `number`-th sentence of `source` from its token lines `(line, columns)`."""
+    """
+    The `number`-th sentence of `source` from its token lines `(line, columns)`, with its
+    CoNLL-U `# text` comment `(line, text)` if it has one, and the first of its lines that
+    holds an undecodable byte or a NUL character `(line, problem)`, if any.
+    """
+    if bad_line is not None:
+        raise _sentence_error(source, number, bad_line[0], bad_line[1], _ENCODING_ADVICE)
     words: List[str] = []
     tags: List[str] = []
     heads: List[int] = []
     labels: List[str] = []
     lines: List[int] = []
+    forms: List[str] = []  # the surface forms: multi-word tokens as written
+    covered = 0  # the last word covered by a multi-word token
     tag_column, other_tag_column = _FINE_TAG_COLUMN, _COARSE_TAG_COLUMN
     if coarse_tags:
         tag_column, other_tag_column = _COARSE_TAG_COLUMN, _FINE_TAG_COLUMN
@@ -321,7 +383,11 @@ def _parse_sentence(
                     "each token line needs the 10 tab-separated CoNLL-X / CoNLL-U columns",
                 )
             if _NON_WORD_ID_RE.match(fields[0]):
-                continue  # multi-word token or empty node
+                token_range = _RANGE_ID_RE.match(fields[0])
+                if token_range is not None:  # a multi-word token, not an empty node
+                    forms.append(fields[1])
+                    covered = int(token_range.group(2))
+                continue
             token_id = _parse_int(source, number, line, fields[0], "token ID")
             if token_id != len(words) + 1:
                 raise _sentence_error(
@@ -334,6 +400,17 @@ def _parse_sentence(
                 )
             word, head_text, label = fields[1], fields[6], fields[7]
             tag = fields[tag_column] if fields[tag_column] != "_" else fields[other_tag_column]
+            if token_id > covered:
+                forms.append(word)
+        for value, what in ((word, "word"), (tag, "POS tag"), (label, "dependency label")):
+            if not value:
+                raise _sentence_error(
+                    source,
+                    number,
+                    line,
+                    f"the {what} column is empty",
+                    "write _ for a missing value; columns are separated by one tab",
+                )
         words.append(word)
         tags.append(tag)
         heads.append(_parse_int(source, number, line, head_text, "head"))
@@ -341,6 +418,8 @@ def _parse_sentence(
         lines.append(line)
     if not words:
         raise _sentence_error(source, number, rows[0][0], "a sentence without words")
+    if text_comment is not None:
+        _check_spelling(source, number, lines[0], forms, text_comment)
     _check_heads(source, number, lines, heads, single_root)
     return DependencySentence(
         words,
@@ -353,27 +432,42 @@ def _parse_sentence(
     )
 
 
-def _file_lines(path: str) -> Tuple[str, List[str]]:
+_ENCODING_ADVICE = (
+    "the file is not in the encoding it is read with: set the reader's `encoding` option to "
+    'the file\'s encoding (e.g. "latin-1", "gbk", "utf-16"), or convert the file to UTF-8'
+)
+
+
+def _file_lines(path: str, encoding: str, lenient: bool) -> Tuple[str, List[str], bool]:
     """
-    The format (`CONLL` or `MALT_TAB`) and the lines of a dependency file; a
-    `DependencyFormatError` if it is not UTF-8, its format cannot be told or it holds nothing.
+    The format (`CONLL` or `MALT_TAB`), the lines of a dependency file and whether they may
+    hold undecodable bytes; a `DependencyFormatError` if it cannot be decoded (unless
+    `lenient`: then undecodable bytes are kept as lone surrogates, for the sentences that hold
+    them to be reported), its format cannot be told or it holds nothing.
     """
     with open(path, "rb") as dependency_file:
         data = dependency_file.read()
+    decode_error: Optional[DependencyFormatError] = None
     try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise DependencyFormatError(
-            path,
-            data.count(b"\n", 0, error.start) + 1,
-            f"not valid UTF-8 at byte offset {error.start}",
-            "convert the file to UTF-8, e.g. `iconv -f latin1 -t utf-8`",
-        ) from None
+        text = decode_treebank(path, data, encoding)
+    except TreebankFormatError as error:
+        decode_error = DependencyFormatError(error.source, error.line, error.problem, error.advice)
+        if not lenient:
+            raise decode_error from None
+        try:
+            text = decode_treebank(path, data, encoding, "surrogateescape")
+        except TreebankFormatError:  # another encoding as a whole
+            raise decode_error from None
     lines = text.split("\n")
-    file_format = _detect_format(path, lines)
+    try:
+        file_format = _detect_format(path, lines)
+    except DependencyFormatError:
+        if decode_error is not None:  # the encoding is the likelier cause
+            raise decode_error from None
+        raise
     if file_format is None:
         raise DependencyFormatError(path, None, "the file holds no sentences")
-    return file_format, lines
+    return file_format, lines, decode_error is not None
 
 
 def _read_file(
@@ -381,6 +475,7 @@ def _read_file(
     coarse_tags: bool = False,
     single_root: bool = False,
     on_error: Optional[ErrorHandler] = None,
+    encoding: str = "utf-8",
 ) -> Iterator[Tuple[DependencySentence, int]]:
     """
     The sentences of one file (see `read_dependencies`). `on_error` is called outside the
@@ -388,7 +483,7 @@ def _read_file(
     """
     problem: Optional[DependencyFormatError] = None
     try:
-        file_format, lines = _file_lines(path)
+        file_format, lines, undecodable = _file_lines(path, encoding, on_error is not None)
     except DependencyFormatError as error:
         if on_error is None:
             raise
@@ -397,25 +492,59 @@ def _read_file(
         assert on_error is not None
         on_error(problem)
         return
+    # A last line without a line break: the file was probably cut in the middle of it.
+    cut_line = len(lines) if lines[-1].strip() else None
     rows: List[Tuple[int, List[str]]] = []
+    text_comment: Optional[Tuple[int, str]] = None
+    bad_line: Optional[Tuple[int, str]] = None
     number = 0
     for line_number, line in enumerate(lines + [""], 1):
         line = line.rstrip("\r\n")
         if line.strip():
-            if not (file_format == CONLL and line.startswith("#")):  # CoNLL-U comment
-                rows.append((line_number, _fields(line)))
+            if undecodable and bad_line is None and BAD_CHARACTER_RE.search(line):
+                bad_line = (line_number, bad_character_problem(line, encoding))
+            if file_format == CONLL and line.startswith("#"):  # CoNLL-U comment
+                text_match = _TEXT_COMMENT_RE.match(line)
+                if text_match is not None:
+                    text_comment = (line_number, text_match.group(1))
+                continue
+            if line_number == cut_line:
+                bad_line = bad_line or (
+                    line_number,
+                    "the file ends in the middle of this line (no line break after it), so it "
+                    "was probably cut short; if it is complete, end it with a line break",
+                )
+            rows.append((line_number, _fields(line)))
             continue
-        if not rows:
+        if not rows and text_comment is None:
             continue
         number += 1
         sentence: Optional[DependencySentence] = None
         try:
-            sentence = _parse_sentence(path, file_format, rows, number, coarse_tags, single_root)
+            if not rows:
+                assert text_comment is not None
+                raise _sentence_error(
+                    path,
+                    number,
+                    text_comment[0],
+                    "a `# text` comment with no token lines after it",
+                    "the file was probably cut short, or the sentence's lines were lost",
+                )
+            sentence = _parse_sentence(
+                path,
+                file_format,
+                rows,
+                number,
+                coarse_tags,
+                single_root,
+                text_comment,
+                bad_line,
+            )
         except DependencyFormatError as error:
             if on_error is None:
                 raise
             problem = error
-        rows = []
+        rows, text_comment, bad_line = [], None, None
         if sentence is not None:
             yield sentence, sentence.line  # type: ignore[misc]
         else:
@@ -429,6 +558,7 @@ def read_dependencies(
     coarse_tags: bool = False,
     single_root: bool = False,
     on_error: Optional[ErrorHandler] = None,
+    encoding: str = "utf-8",
 ) -> Iterator[Tuple[DependencySentence, int]]:
     """
     Yields `(sentence, line)` for every sentence of the dependency files at `file_path`, in
@@ -455,21 +585,25 @@ def read_dependencies(
     on_error : `Optional[Callable[[DependencyFormatError], None]]`, optional (default = `None`)
         If `None`, the first malformed sentence or file raises. Otherwise each malformed
         sentence is passed to `on_error` and skipped, and reading goes on with the next
-        sentence of the same file; a file that cannot be read as a whole (not UTF-8, format
-        undetectable, no sentences) is passed to `on_error` and skipped. Whatever `on_error`
-        raises goes to the caller.
+        sentence of the same file; a sentence with bytes that are not in the file's
+        `encoding` is one of them. A file that cannot be read as a whole (format undetectable,
+        no sentences) is passed to `on_error` and skipped. Whatever `on_error` raises goes to
+        the caller.
+    encoding : `str`, optional (default = `"utf-8"`)
+        The encoding of the files (any Python codec name). A UTF-8 byte-order mark is dropped.
 
     # Raises
 
     `DependencyPathError` if the path names no file (even with `on_error`). Without `on_error`,
     `DependencyFormatError` naming the file, the line and, for a malformed sentence, its number
     (`sentence 12: ...`): a malformed line (wrong number of columns, an ID or head that is not a
-    number, IDs not counting from 1), a head outside the sentence, a word that is its own head,
-    heads that form a cycle, no or several root words with `single_root`, an empty or non-UTF-8
-    file.
+    number, IDs not counting from 1, an empty word, tag or label), a head outside the sentence,
+    a word that is its own head, heads that form a cycle, no or several root words with
+    `single_root`, words that do not spell the CoNLL-U `# text`, a last line without a line
+    break, bytes that are not in `encoding`, an empty file.
     """
     for path in resolve_dependency_paths(file_path):
-        yield from _read_file(path, coarse_tags, single_root, on_error)
+        yield from _read_file(path, coarse_tags, single_root, on_error, encoding)
 
 
 # ----------------------------------------------------------------------------------------------

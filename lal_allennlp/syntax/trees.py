@@ -9,6 +9,9 @@ Trees are `nltk.Tree` objects: internal nodes carry a string label, preterminals
   multi-line trees and an unlabelled outer bracket, or one tree per line) and yields each tree
   with the line where it starts. Malformed input raises `TreebankFormatError` naming the source
   and the line.
+* `decode_treebank` turns a file's bytes into text, naming the file and line of bytes that are
+  not in the expected encoding; read in `"surrogateescape"` mode, such bytes become lone
+  surrogates that `parse_trees` reports in the tree that holds them.
 * `normalise_tree` applies the usual evaluation normalisation (Collins 1997; the `evalb`
   setting used by Stern et al. 2017, Kitaev & Klein 2018 and Mrini et al. 2020): empty elements
   (`-NONE-`) and constituents left empty are removed, function tags and co-indices are stripped
@@ -18,6 +21,7 @@ Trees are `nltk.Tree` objects: internal nodes carry a string label, preterminals
   Stern et al. (2017, section 3) and Kitaev & Klein (2018, section 2).
 """
 
+import codecs
 import re
 from typing import Iterator, List, Optional, Sequence, Tuple
 
@@ -70,21 +74,151 @@ class TreebankFormatError(ValueError):
         return (self.__class__, (self.source, self.line, self.problem, self.advice))
 
 
+# Characters that never stand in a treebank: NUL (UTF-16 text read as UTF-8 is full of them)
+# and the lone surrogates U+DC80..U+DCFF that stand for undecodable bytes after decoding with
+# errors="surrogateescape".
+BAD_CHARACTER_RE = re.compile("[\x00\udc80-\udcff]")
+_UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+def encoding_advice(data: bytes) -> str:
+    """What to tell a user whose file is not in the encoding it was read with."""
+    if data.startswith(_UTF16_BOMS):
+        return (
+            "the file starts with a UTF-16 byte-order mark: set the reader's `encoding` option "
+            'to "utf-16"'
+        )
+    return (
+        "set the reader's `encoding` option to the file's encoding (e.g. \"latin-1\", "
+        "\"gbk\", \"utf-16\"), or convert the file to UTF-8 (`iconv -f ENCODING -t UTF-8`)"
+    )
+
+
+def _is_utf8(encoding: str) -> bool:
+    try:
+        return codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
+
+
+def bad_character_problem(text: str, encoding: Optional[str] = None) -> str:
+    """
+    The problem the first bad character (see `BAD_CHARACTER_RE`) of `text` is, for error
+    messages (`""` if there is none); `encoding`, if known, is named.
+    """
+    match = BAD_CHARACTER_RE.search(text)
+    if match is None:
+        return ""
+    character = match.group()
+    if character == "\x00":
+        return "a NUL character (byte 0x00): the file is probably UTF-16, not text in its encoding"
+    byte = f"the byte 0x{ord(character) - 0xDC00:02x}"
+    if encoding is None:
+        return f"{byte} cannot be decoded"
+    return f"{byte} is not valid {'UTF-8' if _is_utf8(encoding) else encoding}"
+
+
+def _shown(token: str) -> str:
+    """A token with undecodable bytes shown as `\\xe8`, NUL as `\\x00`."""
+    return repr(token.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+
+
+def mostly_undecodable(text: str) -> bool:
+    """
+    Whether undecodable bytes (lone surrogates, see `decode_treebank`) or NUL characters stand
+    on at least 3 lines and on more than half of the lines that are not plain ASCII. That is a
+    file in another encoding (GBK read as UTF-8, UTF-16), whose lines that happen to decode are
+    wrong too, rather than a UTF-8 file with a few damaged bytes.
+    """
+    bad = other = 0
+    for line in text.split("\n"):
+        if BAD_CHARACTER_RE.search(line):
+            bad += 1
+        elif not line.isascii():
+            other += 1
+    return bad >= 3 and bad > other
+
+
+def decode_treebank(
+    source: str, data: bytes, encoding: str = "utf-8", errors: str = "strict"
+) -> str:
+    """
+    Decodes the bytes of a treebank file. With UTF-8 (the default) a leading byte-order mark
+    is dropped; a NUL character counts as undecodable, since no treebank holds one and UTF-16
+    text read as UTF-8 is full of them.
+
+    # Parameters
+
+    source : `str`
+        Named in error messages, normally the file name.
+    data : `bytes`
+    encoding : `str`, optional (default = `"utf-8"`)
+        Any Python codec name.
+    errors : `str`, optional (default = `"strict"`)
+        `"strict"` raises on the first undecodable byte. `"surrogateescape"` turns undecodable
+        bytes into lone surrogates and keeps NUL characters: `parse_trees` and the dependency
+        reader report the trees and sentences that hold them and read the others. A file that
+        is `mostly_undecodable` is in another encoding as a whole (its other lines cannot be
+        trusted either): it raises as with `"strict"`.
+
+    # Raises
+
+    `TreebankFormatError` naming the file, the line and the byte, with what to do.
+    """
+    utf8 = _is_utf8(encoding)
+    if errors != "strict":
+        text = data.decode("utf-8-sig" if utf8 else encoding, errors)
+        if not mostly_undecodable(text):
+            return text
+        errors = "strict"  # the whole file is in another encoding: raise its first error
+    try:
+        text = data.decode("utf-8-sig" if utf8 else encoding, errors)
+    except UnicodeDecodeError as error:
+        before = data[: error.start].decode(encoding, "replace")
+        raise TreebankFormatError(
+            source,
+            before.count("\n") + 1,
+            f"not valid {'UTF-8' if utf8 else encoding} at byte offset {error.start} "
+            f"(byte 0x{data[error.start]:02x})",
+            encoding_advice(data),
+        ) from None
+    if errors == "strict" and "\x00" in text:
+        raise TreebankFormatError(
+            source,
+            text.count("\n", 0, text.index("\x00")) + 1,
+            bad_character_problem("\x00"),
+            encoding_advice(data),
+        )
+    return text
+
+
+
 # Advice shared by the errors about words outside preterminals.
 _ONE_WORD_PER_PRETERMINAL = "each word must be inside its own (POS word) preterminal"
+# Brackets nested deeper than this are an error: the tree functions below (and nltk's) recurse
+# once per level, within Python's default limit of 1,000 frames. The deepest tree of the WSJ
+# sample has 30 levels; a parser's tree of a sentence of a few hundred words can have more.
+MAX_DEPTH = 500
+
+# What `_TreeBuilder.read` returns for a token after which no tree is complete.
+_NO_TREES: Tuple[Tuple[Tree, int], ...] = ()
 
 
 class _Node:
-    """A bracket being read: its label, children and the line it starts on."""
+    """
+    A bracket being read: its label, children, the line it starts on, and whether it opens its
+    line at the column where the text's trees start (see `_TreeBuilder`).
+    """
 
-    __slots__ = ("label", "children", "line", "has_word", "has_tree")
+    __slots__ = ("label", "children", "line", "has_word", "has_tree", "at_boundary")
 
-    def __init__(self, label: Optional[str], line: int) -> None:
+    def __init__(self, label: Optional[str], line: int, at_boundary: bool) -> None:
         self.label = label  # None until the token after "(" has been seen
         self.children: List = []
         self.line = line
         self.has_word = False
         self.has_tree = False
+        self.at_boundary = at_boundary
 
     def add_tree(self, tree: Tree) -> None:
         self.has_tree = True
@@ -105,10 +239,10 @@ def parse_trees(
     1-based line on which the tree's opening bracket stands.
 
     Trees may span many lines (raw WSJ `.mrg` files) or stand one per line. The token after an
-    opening bracket is the node's label; an opening bracket directly followed by another one
-    gets the label `""` (the unlabelled outer bracket `( (S ...) )` of the WSJ files). Words and
-    labels are any runs of characters other than white space and round brackets. A node holds
-    either exactly one word (a preterminal) or one or more bracketed children.
+    opening bracket is the node's label; the outermost bracket of a tree may be unlabelled, as
+    in `( (S ...) )` of the WSJ files: it gets the label `""`. Words and labels are any runs of
+    characters other than white space and round brackets. A node holds either exactly one word
+    (a preterminal) or one or more bracketed children.
 
     # Parameters
 
@@ -118,44 +252,54 @@ def parse_trees(
         Named in error messages, normally the file name.
     errors : `Optional[List[TreebankFormatError]]`, optional (default = `None`)
         If `None`, the first problem raises a `TreebankFormatError`. Otherwise problems are
-        appended to this list and reading goes on: a malformed tree is dropped whole, a stray
-        `)` or text outside brackets is passed over.
+        appended to this list and reading goes on: a malformed tree is dropped whole, and so
+        is a tree that an extra `)` closed too early together with the pieces of it read after
+        it; a stray `)` or text outside brackets is passed over; a tree still open at the end
+        of the text is dropped, and reading starts again at the line inside it that opens a
+        bracket where trees start (its first column, in WSJ files), which is where the next
+        tree most likely begins. Each dropped tree is reported, so no tree is lost unreported.
 
     # Raises
 
     `TreebankFormatError` on a `)` that closes nothing, text outside brackets, a bracket with
-    no label or no children, a node mixing words and brackets or holding several words, or a
-    tree still open at the end of the text.
+    no children, an unlabelled bracket inside a tree, a node mixing words and brackets or
+    holding several words, brackets nested more than `MAX_DEPTH` deep, or a tree still open at
+    the end of the text.
     """
-    # Tokens with their lines -> trees, each yielded once the next one starts -> a tree left
-    # open at the end is an error.
-    builder = _TreeBuilder(source, errors)
-    for line, token in _bracket_tokens(text):
-        complete = builder.read(line, token)
-        if complete is not None:
-            yield complete
-    if builder.pending is not None:
-        yield builder.pending
-    builder.check_all_closed(text)
+    lines = text.split("\n")
+    last_line = len(text.rstrip().split("\n"))
+    first_line = 1
+    boundary_column: Optional[int] = None
+    # Undecodable bytes (see `decode_treebank`) are looked for only in a text that has some.
+    check_characters = BAD_CHARACTER_RE.search(text) is not None
+    while True:
+        builder = _TreeBuilder(source, errors is not None, boundary_column)
+        builder.check_characters = check_characters
+        for line, token, first_on_line in _bracket_tokens(lines, first_line):
+            complete = builder.read(line, token, first_on_line)
+            if errors is not None:
+                builder.flush_errors(errors)
+            yield from complete
+        complete, restart = builder.finish(last_line)
+        if errors is not None:
+            builder.flush_errors(errors)
+        yield from complete
+        if restart is None:
+            return
+        first_line, boundary_column = restart, builder.boundary_column
 
 
-def _bracket_tokens(text: str) -> Iterator[Tuple[int, re.Match[str]]]:
+def _bracket_tokens(lines: List[str], first_line: int) -> Iterator[Tuple[int, re.Match, bool]]:
     """
-    The tokens of `text` with their 1-based lines: a whole one-line preterminal `(POS word)`
+    The tokens of `lines` from the 1-based line `first_line` on, each with its 1-based line
+    and whether it is the first token of its line: a whole one-line preterminal `(POS word)`
     (group 1 the tag, group 2 the word), `(`, `)`, or a label or word.
     """
-    for line_index, line_text in enumerate(text.split("\n")):
-        for token in _TOKEN_RE.finditer(line_text):
-            yield line_index + 1, token
-
-
-def _recognise_outer_bracket(node: _Node) -> None:
-    """
-    A bracket whose first token opens another bracket has no label: it is the outer bracket
-    `( (S ...) )` of raw WSJ files, and gets the label `""`.
-    """
-    if node.label is None:
-        node.label = ""
+    for line_index in range(first_line - 1, len(lines)):
+        first_on_line = True
+        for token in _TOKEN_RE.finditer(lines[line_index]):
+            yield line_index + 1, token, first_on_line
+            first_on_line = False
 
 
 class _TreeBuilder:
@@ -163,71 +307,132 @@ class _TreeBuilder:
     Builds trees from the tokens of `_bracket_tokens`, one token at a time, and reports what is
     malformed (see `parse_trees`).
 
-    A complete tree is held back (`pending`) until the next tree starts: a stray `)` right
-    after a tree means that tree closed too early, so it is dropped rather than yielded.
+    The *boundary column* is the column of the first tree's opening bracket, if that bracket
+    begins its line (column 0 in WSJ files and one-tree-per-line files). A token that begins a
+    line at that column outside any tree is a *boundary*: a new tree (or junk) certainly starts
+    there. Complete trees are held back (`held`) until the next boundary: a stray `)` before it
+    means that an extra `)` closed the first held tree too early and the others are pieces of
+    it, so all of them are dropped rather than yielded as silently wrong trees.
+
+    Errors are raised at once, or (when collecting) buffered and handed to the caller's list by
+    `flush_errors` between trees, so that the errors found inside a tree left open at the end
+    of the text can be discarded when reading starts again inside it.
     """
 
-    def __init__(self, source: str, errors: Optional[List[TreebankFormatError]]) -> None:
+    def __init__(self, source: str, collect: bool, boundary_column: Optional[int]) -> None:
         self.source = source
-        self.errors = errors
+        self.collect = collect
+        self.boundary_column = boundary_column
+        # Problems not yet handed to the caller (only when collecting).
+        self.errors: List[TreebankFormatError] = []
         # The open brackets of the tree being read, outermost first.
         self.stack: List[_Node] = []
         # The tree being read has an error: it is dropped when it closes.
         self.tree_broken = False
-        # The last complete tree and its line, not yet yielded.
-        self.pending: Optional[Tuple[Tree, int]] = None
-        # A line inside the open tree whose first character is "(": in multi-line files that
-        # usually starts the next tree, so a ")" is probably missing before it.
+        # Complete trees and their lines since the last boundary, not yet yielded.
+        self.held: List[Tuple[Tree, int]] = []
+        # A line inside the open tree that opens a bracket at the boundary column: a ")" is
+        # probably missing before it. With the number of errors buffered before that line.
         self.suspicious_line: Optional[int] = None
+        self.errors_before_suspicious_line = 0
         # Set on text outside brackets, so that a run of such text is reported once.
         self.stray_text_line: Optional[int] = None
+        # Whether tokens may hold undecodable bytes or NUL characters.
+        self.check_characters = False
 
-    def read(self, line: int, token: re.Match[str]) -> Optional[Tuple[Tree, int]]:
-        """Reads one token; returns the previous tree if this token starts a new one."""
+    def read(self, line: int, token: re.Match, first_on_line: bool) -> Sequence[Tuple[Tree, int]]:
+        """Reads one token; returns the held trees if this token is a boundary."""
         tag = token.group(1)
-        if tag is not None:
-            return self._read_preterminal(line, tag, token.group(2))
         text = token.group()
-        if text == "(":
-            return self._open_bracket(line, at_line_start=token.start() == 0)
-        if text == ")":
+        complete: Sequence[Tuple[Tree, int]] = _NO_TREES
+        opens = tag is not None or text == "("
+        at_boundary = first_on_line and self._at_boundary_column(token.start(), opens)
+        if not self.stack and at_boundary and self.held:
+            complete, self.held = self.held, []
+        if self.check_characters and BAD_CHARACTER_RE.search(text):
+            self._read_bad_token(line, text)
+        elif tag is not None:
+            self._read_preterminal(line, tag, token.group(2))
+        elif text == "(":
+            self._open_bracket(line, at_boundary)
+        elif text == ")":
             self._close_bracket(line)
         elif not self.stack:
             self._read_text_outside_brackets(line, text)
         else:
             self._read_label_or_word(line, text)
-        return None
+        return complete
 
-    def _read_preterminal(self, line: int, tag: str, word: str) -> Optional[Tuple[Tree, int]]:
+    def _at_boundary_column(self, column: int, may_set: bool) -> bool:
+        if self.boundary_column is None:
+            if not may_set or self.stack:
+                return False
+            self.boundary_column = column
+        return column == self.boundary_column
+
+    def _read_bad_token(self, line: int, text: str) -> None:
+        """A label, word or preterminal holding an undecodable byte: its tree is dropped."""
+        problem = f"{bad_character_problem(text)} in {_shown(text)}"
+        advice = "the file is not in the encoding it is read with; " + encoding_advice(b"")
+        if not self.stack:
+            self._report(line, problem, advice)
+            return
+        node = self.stack[-1]
+        if node.label is None:
+            node.label = text
+        if not self.tree_broken:
+            self._break_tree(line, problem, advice)
+
+    def _read_preterminal(self, line: int, tag: str, word: str) -> None:
         self.stray_text_line = None
         preterminal = Tree(tag, [word])
         if not self.stack:
             # A whole tree of one preterminal.
-            previous, self.pending = self.pending, (preterminal, line)
-            return previous
+            self.held.append((preterminal, line))
+            return
         parent = self.stack[-1]
-        _recognise_outer_bracket(parent)
+        self._recognise_outer_bracket(parent, line)
         if self.tree_broken:
-            return None
+            return
         if parent.has_word:
             self._break_tree(
                 line, f"({parent.label} ...) mixes words and brackets", _ONE_WORD_PER_PRETERMINAL
             )
-            return None
+            return
         parent.add_tree(preterminal)
-        return None
 
-    def _open_bracket(self, line: int, at_line_start: bool) -> Optional[Tuple[Tree, int]]:
+    def _recognise_outer_bracket(self, node: _Node, line: int) -> None:
+        """
+        A bracket whose first token opens another bracket has no label. That is allowed for the
+        outermost bracket of a tree (`( (S ...) )` of raw WSJ files), which gets the label `""`,
+        and for a bracket at the boundary column: the start of the next tree inside a tree left
+        open, reported when the text ends. Anywhere else a `(` is probably extra.
+        """
+        if node.label is not None:
+            return
+        node.label = ""
+        if node is not self.stack[0] and not node.at_boundary and not self.tree_broken:
+            self._break_tree(
+                line,
+                "a bracket without a label inside a tree",
+                "only the outermost bracket of a tree may be unlabelled, as in ( (S ...) ); "
+                "a '(' is probably extra here",
+            )
+
+    def _open_bracket(self, line: int, at_boundary: bool) -> None:
         self.stray_text_line = None
-        previous = None
         if self.stack:
-            _recognise_outer_bracket(self.stack[-1])
-            if at_line_start and self.suspicious_line is None:
+            self._recognise_outer_bracket(self.stack[-1], line)
+            if at_boundary and self.suspicious_line is None:
                 self.suspicious_line = line
-        else:
-            previous, self.pending = self.pending, None
-        self.stack.append(_Node(None, line))
-        return previous
+                self.errors_before_suspicious_line = len(self.errors)
+            if len(self.stack) >= MAX_DEPTH and not self.tree_broken:
+                self._break_tree(
+                    line,
+                    f"brackets nested more than {MAX_DEPTH} deep",
+                    "a '(' is probably extra or a ')' missing before this line",
+                )
+        self.stack.append(_Node(None, line, at_boundary))
 
     def _close_bracket(self, line: int) -> None:
         self.stray_text_line = None
@@ -263,7 +468,7 @@ class _TreeBuilder:
 
     def _finish_tree(self, root: _Node) -> None:
         if not self.tree_broken:
-            self.pending = (Tree(root.label, root.children), root.line)
+            self.held.append((Tree(root.label, root.children), root.line))
         self.tree_broken = False
         self.suspicious_line = None
 
@@ -298,32 +503,56 @@ class _TreeBuilder:
             self.stray_text_line = line
 
     def _report_extra_close_bracket(self, line: int) -> None:
-        if self.pending is None:
+        if not self.held:
             self._report(line, "')' closes no open bracket", "remove it")
             return
+        pieces = len(self.held) - 1
+        dropped = "it is dropped" + (
+            f", with the {pieces} bracketed piece(s) read after it" if pieces else ""
+        )
         self._report(
             line,
             "')' closes no open bracket, so the tree starting on line "
-            f"{self.pending[1]} has one ')' too many (it is dropped)",
+            f"{self.held[0][1]} has one ')' too many ({dropped})",
             "remove the extra ')' inside that tree",
         )
-        self.pending = None
+        self.held = []
 
-    def check_all_closed(self, text: str) -> None:
-        """Reports a tree still open at the end of `text`."""
+    def finish(self, last_line: int) -> Tuple[List[Tuple[Tree, int]], Optional[int]]:
+        """
+        At the end of the text: the trees still held, and the line to read again from if a
+        tree is left open and errors are collected (`None` if there is nothing to read again).
+        """
+        complete, self.held = self.held, []
         if not self.stack:
-            return
-        start = self.stack[0].line
-        last = len(text.rstrip().split("\n"))
-        advice = f"add the missing ')'; the open tree runs to the end of the text on line {last}"
-        if self.suspicious_line is not None and self.suspicious_line != start:
+            return complete, None
+        root = self.stack[0]
+        start = root.line
+        problem = f"the tree starting on line {start} is not closed at the end of the text"
+        if complete and not root.at_boundary:
+            # The open tree does not start at a boundary, so it is a piece of the held trees.
+            problem += f" (it is dropped with the tree starting on line {complete[0][1]})"
+            complete = []
+        advice = (
+            f"add the missing ')'; the open tree runs to the end of the text on line {last_line}"
+        )
+        restart = self.suspicious_line if self.suspicious_line != start else None
+        if restart is not None:
             advice += (
-                f"; line {self.suspicious_line} opens a bracket in its first column while this "
+                f"; line {restart} opens a bracket in its first column while this "
                 "tree is still open, so a ')' is probably missing just before it"
             )
-        self._report(
-            start, f"the tree starting on line {start} is not closed at the end of the text", advice
-        )
+            # The errors found after that line are found again when it is read again.
+            del self.errors[self.errors_before_suspicious_line :]
+        self._report(start, problem, advice)
+        self.stack = []
+        return complete, restart if self.collect else None
+
+    def flush_errors(self, errors: List[TreebankFormatError]) -> None:
+        """Hands the buffered errors to `errors`, except inside a tree that is still open."""
+        if self.errors and not self.stack:
+            errors.extend(self.errors)
+            self.errors.clear()
 
     def _break_tree(self, line: int, problem: str, advice: str) -> None:
         """Reports a problem inside the tree being read, which is then dropped."""
@@ -331,9 +560,9 @@ class _TreeBuilder:
         self.tree_broken = True
 
     def _report(self, line: int, problem: str, advice: str) -> None:
-        """Raises the problem, or appends it to `errors` if a list was given."""
+        """Raises the problem, or buffers it if errors are collected."""
         error = TreebankFormatError(self.source, line, problem, advice)
-        if self.errors is None:
+        if not self.collect:
             raise error
         self.errors.append(error)
 

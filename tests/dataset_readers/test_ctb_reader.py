@@ -160,9 +160,13 @@ def test_malformed_files_skipped_and_counted(caplog):
     reader = ChineseTreebankReader(on_error="skip")
     with caplog.at_level(logging.WARNING):
         trees = _trees(reader, str(BAD))
-    # Only the first sentence of chtb_0902 survives: its second tree is not closed and
-    # swallows the third.
-    assert trees == ["(TOP (IP (NP (PN 他)) (VP (VV 走)) (PU 。)))"]
+    # chtb_0902's second tree is not closed: it alone is lost, and the third, which starts
+    # at the column where the file's trees start, is read.
+    assert trees == [
+        "(TOP (IP (NP (PN 她)) (VP (VV 来)) (PU 。)))",
+        "(TOP (IP (NP (PN 他)) (VP (VV 走)) (PU 。)))",
+        "(TOP (IP (NP (PN 我们)) (VP (VV 回家)) (PU 。)))",
+    ]
     assert reader.stats["skipped_errors"] == 4
     assert "chtb_0903.fid, line 7" in caplog.text
 

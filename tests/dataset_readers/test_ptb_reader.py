@@ -162,17 +162,20 @@ def test_errors_name_file_and_line(name, line, fragment):
 def test_on_error_skip_counts_and_logs_each_problem(caplog):
     with caplog.at_level(logging.WARNING, logger="lal_allennlp.dataset_readers.ptb_reader"):
         reader, instances = read(BAD, on_error="skip")
-    # Good trees: unbalanced.mrg lines 2 and 10, unclosed.mrg line 1, only_none.mrg line 1.
+    # Good trees: unbalanced.mrg lines 2 and 10, unclosed.mrg lines 1 and 9 (the tree of line
+    # 5 never closes; the next tree is recognised by its `( (S` at the first column),
+    # only_none.mrg line 1.
     assert [i["metadata"]["words"] for i in instances] == [
         ["He", "left", "."],  # only_none.mrg
         ["He", "left", "."],  # unbalanced.mrg
         ["She", "stayed", "."],
         ["He", "left", "."],  # unclosed.mrg
+        ["She", "stayed", "."],
     ]
     assert reader.stats == {
         "files": 5,
-        "trees": 5,
-        "instances": 4,
+        "trees": 6,
+        "instances": 5,
         "skipped_errors": 5,
         "skipped_too_long": 0,
     }

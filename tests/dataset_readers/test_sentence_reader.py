@@ -242,6 +242,13 @@ def test_text_to_instance_on_raw_words():
     for empty in ([",", "!", "--"], []):
         with pytest.raises(ValueError, match="empty sentence"):
             reader.text_to_instance(empty)
+    # Only punctuation: the message says why there is nothing to parse, and shows at most ten
+    # of the words (a predictor reports it for one sentence of many).
+    with pytest.raises(ValueError, match="reads no punctuation, so there is nothing to parse"):
+        reader.text_to_instance(["!"])
+    with pytest.raises(ValueError) as error_info:
+        reader.text_to_instance(["."] * 5000)
+    assert f"{['.'] * 10 + ['...']} has no words" in str(error_info.value)
     assert tokens(SentenceReader(remove_punctuation=False).text_to_instance([",", "!"])) == [
         ",",
         "!",

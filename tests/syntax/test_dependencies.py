@@ -364,14 +364,17 @@ def test_single_root_without_any_root_and_with_three(tmp_path):
     ]
 
 
-def test_on_error_skips_whole_files_and_reads_the_others(tmp_path):
+def test_on_error_skips_bad_files_and_sentences_and_reads_the_others(tmp_path):
     write(tmp_path, "a_empty.dp", "\n\n")
     write(tmp_path, "b_latin1.dp", b"a\tX\t0\n\n\xe9\tX\t0\n", "wb")
     write(tmp_path, "c_format.dp", "a b c d e f\n")
     write(tmp_path, "d_good.dp", "ok\tUH\t0\n")
     errors = []
     items = list(read_dependencies(tmp_path, on_error=errors.append))
-    assert [(s.words, Path(s.source).name) for s, _ in items] == [(["ok"], "d_good.dp")]
+    # An undecodable byte loses only its sentence: b_latin1.dp's first sentence is read.
+    assert [(s.words, Path(s.source).name) for s, _ in items] == [
+        (["a"], "b_latin1.dp"), (["ok"], "d_good.dp")
+    ]
     assert [(Path(error.source).name, error.line) for error in errors] == [
         ("a_empty.dp", None),
         ("b_latin1.dp", 3),
