@@ -103,10 +103,15 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   O(n^4) arithmetic is the rest. The plain span CKY (:mod:`~lal_allennlp.decoding.cky`) reads the
   same scores, so it bounds the speed of any decoder of these charts from above.
 * One numba call decodes the batch; workers are parallel over sentences (``prange``), dealt out
-  longest first, each reusing one workspace of 3 (n + 1)^2 padded rows (44 MB at 150 words).
+  longest first, each reusing one workspace of 2 (n + 1)^2 padded rows (29 MB at 150 words in
+  float32): ``S`` only uses rows (a, b) with a < b and ``E`` rows (j, k) with j > k, so the two
+  share one buffer. The workspace grows as n^3 (16 GB at 1,000 words in float64), so the
+  decoder first checks that it fits in the memory available, runs fewer workers in parallel
+  when only some fit, and refuses a sentence whose workspace alone does not fit with a
+  ``MemoryError`` that says so (rather than being killed by the system for running out).
 """
 
-from typing import List, Tuple
+from typing import List, Optional, Tuple
 
 import numba
 import numpy as np
@@ -520,7 +525,8 @@ def _decode_sentence(
 
     sent: (>= n + 1, >= n + 1, L); arc: (>= n + 1, >= n + 1) [head, dependent]. S, E, X: flat
     workspaces of (n + 1)^2 rows of ``stride = _padded_stride(n + 1)`` elements, zero-filled once
-    (row (a, b) starts at ((a (n + 1) + b) stride)); arc_t: (n + 1) rows of ``stride``; lab_buf:
+    (row (a, b) starts at ((a (n + 1) + b) stride)); S and E may be one buffer, as S only uses
+    rows with a < b and E rows with a > b; arc_t: (n + 1) rows of ``stride``; lab_buf:
     2 (n + 1)^2. Chart contents (see the module docstring), for row (a, b):
     S: multi[a, b, h] for h in (a, b], DL[a, b, h] for h > b; E (row (j, k)): DR[k, j, h] for
     h <= k, multi[k, j, h] for h in (k, j]; X: the value of (a, b, h) as a dependent.
@@ -550,8 +556,8 @@ def _decode_batch(
     stride = _padded_stride_jit(size)
     for worker in prange(num_workers):
         # Zero-filled once: the vector kernels also read (and ignore) lanes past the valid range.
-        s_buf = np.zeros(size * size * stride + _LANES, dtype=span_scores.dtype)
-        e_buf = np.zeros(size * size * stride + _LANES, dtype=span_scores.dtype)
+        # S and E in one buffer: S rows (a, b) have a < b, E rows (j, k) have j > k.
+        se_buf = np.zeros(size * size * stride + _LANES, dtype=span_scores.dtype)
         x_buf = np.zeros(size * size * stride + _LANES, dtype=span_scores.dtype)
         arc_t = np.zeros(size * stride + _LANES, dtype=span_scores.dtype)
         lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
@@ -562,8 +568,8 @@ def _decode_batch(
                 span_scores[b],
                 arc_scores[b],
                 lengths[b],
-                s_buf,
-                e_buf,
+                se_buf,
+                se_buf,
                 x_buf,
                 lab_buf,
                 arc_t,
@@ -576,6 +582,60 @@ def _decode_batch(
 # ----------------------------------------------------------------------------------------------
 # Public entry point.
 # ----------------------------------------------------------------------------------------------
+
+
+def workspace_bytes(max_len: int, dtype) -> int:
+    """Bytes of one worker's workspace for sentences of at most ``max_len`` words: the S/E and X
+    charts, the transposed arcs, the label tables and the traceback stack."""
+    size = max_len + 1
+    stride = _padded_stride(size)
+    itemsize = np.dtype(dtype).itemsize
+    charts = 2 * (size * size * stride + _LANES) + size * stride + _LANES + 2 * size * size
+    return charts * itemsize + (size + 1) * 4 * 8
+
+
+def _available_memory_bytes() -> Optional[int]:
+    """The memory this process may still take: the system's available memory (Linux
+    ``MemAvailable``), or less under a cgroup (v2) memory limit; ``None`` when unknown."""
+    available = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    available = int(line.split()[1]) * 1024
+                    break
+    except OSError:
+        return None
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as limit_file:
+            limit = limit_file.read().strip()
+        with open("/sys/fs/cgroup/memory.current", encoding="ascii") as current_file:
+            current = int(current_file.read().strip())
+        if limit != "max":
+            left = int(limit) - current
+            available = left if available is None else min(available, left)
+    except (OSError, ValueError):
+        pass
+    return available
+
+
+def _workers_that_fit(max_len: int, dtype, num_workers: int) -> int:
+    """At most ``num_workers`` parallel workers, as many as have room for a workspace; raises a
+    ``MemoryError`` when not even one has."""
+    needed = workspace_bytes(max_len, dtype)
+    available = _available_memory_bytes()
+    if available is None:
+        return max(1, num_workers)
+    fit = available // needed
+    if fit < 1:
+        gib = 2**30
+        raise MemoryError(
+            f"The joint span decoder needs {needed / gib:.1f} GiB of workspace for a sentence of "
+            f"{max_len} words (it grows with the cube of the length), but only "
+            f"{available / gib:.1f} GiB of memory is available. Split the sentence, or parse it "
+            "on a machine with more memory."
+        )
+    return int(max(1, min(num_workers, fit)))
 
 
 def joint_span_decode(
@@ -606,6 +666,12 @@ def joint_span_decode(
         Tree scores: chosen span-label scores plus arc scores (see the module docstring).
 
     Both scores are computed in float32 if both inputs are float32, else in float64.
+
+    Raises
+    ------
+    MemoryError
+        When the workspace of the longest sentence (``workspace_bytes``, O(n^3)) is larger than
+        the memory available.
     """
     span_scores = np.asarray(span_scores)
     arc_scores = np.asarray(arc_scores)
@@ -632,8 +698,8 @@ def joint_span_decode(
         raise ValueError(f"lengths must be in [1, {max_fence - 1}], got {lengths}")
 
     order = np.argsort(-lengths, kind="stable")  # longest first, dealt round-robin to workers
-    num_workers = max(1, min(numba.get_num_threads(), batch_size))
     max_len = int(lengths.max())
+    num_workers = _workers_that_fit(max_len, dtype, min(numba.get_num_threads(), batch_size))
     out_spans = np.zeros((batch_size, 2 * max_len - 1, 3), dtype=np.int64)
     out_heads = np.zeros((batch_size, max_len), dtype=np.int64)
     out_scores = np.empty(batch_size, dtype=np.float64)

@@ -23,6 +23,7 @@ from allennlp.common.checks import ConfigurationError
 from allennlp.modules.seq2seq_encoders.seq2seq_encoder import Seq2SeqEncoder
 
 from lal_allennlp.modules.fast_dropout import FastDropout, keep_mask
+from lal_allennlp.modules.overlapping_windows import plan_windows
 
 WINDOW_MODES = ("strict", "relaxed")
 
@@ -326,8 +327,12 @@ class PartitionedTransformerEncoder(Seq2SeqEncoder):
     d_ff : `int`, optional (default = `2048`)
         Hidden dimension of the feed-forward sublayers (half per partition).
     max_len : `int`, optional (default = `512`)
-        Number of learned position embeddings; longer inputs (START and STOP included) raise an
-        error.
+        Number of learned position embeddings. A longer input (START and STOP included) is
+        encoded in overlapping windows of `max_len` positions, each `START words STOP` like a
+        sentence within the limit, and each word takes its vector from the window in which it
+        is farthest from a cut (`lal_allennlp.modules.overlapping_windows`): every position
+        vector stays one the model learned, and a word sees at least a quarter of a window of
+        context on each side. Inputs within the limit are encoded in one piece.
     attention_dropout : `float`, optional (default = `0.2`)
         Dropout on the attention probabilities.
     relu_dropout : `float`, optional (default = `0.1`)
@@ -445,6 +450,8 @@ class PartitionedTransformerEncoder(Seq2SeqEncoder):
         when partitioned, zero at padded positions.
         """
         mask = mask.bool()
+        if inputs.size(1) > self.max_len:
+            return self._forward_in_windows(inputs, mask)
         allowed = attention_key_mask(mask, self.attention_window, self.window_mode)
         # shape (batch_size, sequence_length, d_model)
         encoded = self.embed(inputs)
@@ -452,7 +459,20 @@ class PartitionedTransformerEncoder(Seq2SeqEncoder):
             encoded = layer(encoded, allowed)
         return encoded * mask.unsqueeze(-1)
 
+    def _forward_in_windows(self, inputs: torch.Tensor, mask: torch.BoolTensor) -> torch.Tensor:
+        """`forward` for inputs longer than `max_len`: each row's START and STOP around every
+        window of its words, the windows encoded as one batch, then stitched back."""
+        plan = plan_windows(mask, self.max_len, num_start=1, num_end=1)
+        # shape (num_windows, window_positions, d_model)
+        encoded = self.forward(plan.fold(inputs), plan.window_mask)
+        # The attention weights are the windows', not the batch's.
+        for layer in self.layers:
+            layer.attention.last_attention = None
+        # shape (batch_size, sequence_length, d_model), zero at padding
+        return plan.unfold(encoded)
+
     def get_attention_weights(self) -> List[Optional[torch.Tensor]]:
         """Per layer, the last forward's attention probabilities (before dropout), each of shape
-        `(batch_size, num_heads, query, key)`; `None` before the first forward."""
+        `(batch_size, num_heads, query, key)`; `None` before the first forward and after a
+        forward in windows (an input longer than `max_len`)."""
         return [layer.attention.last_attention for layer in self.layers]

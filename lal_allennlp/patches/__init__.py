@@ -6,15 +6,23 @@ Patches to AllenNLP 2.10.1 that change what it does, applied when `lal_allennlp`
   4-layer MiniLM is not handed the cached 6-layer one (a correctness fix).
 - `word_pieces`: a fast tokenizer splits all of a sentence's words into word pieces in one
   call instead of one call per word (same pieces and offsets; a speed patch).
+- `predict_input`: `allennlp predict` reads the JSON lines for our predictors so that a line
+  that is not valid UTF-8 fails alone instead of stopping the run.
+- `long_inputs`: a sentence with more word pieces than the transformer has positions is
+  encoded in overlapping windows instead of failing (batches within the limit unchanged).
 """
+from lal_allennlp.patches.long_inputs import encode_long_inputs_in_windows
 from lal_allennlp.patches.transformer_cache import key_transformer_cache_by_arguments
 from lal_allennlp.patches.word_pieces import tokenize_words_in_one_call
+from lal_allennlp.patches.predict_input import read_predict_input_per_line
 
 
 def apply_patches() -> None:
-    """Applies both patches (each is idempotent)."""
+    """Applies every patch (each is idempotent)."""
     key_transformer_cache_by_arguments()
     tokenize_words_in_one_call()
+    read_predict_input_per_line()
+    encode_long_inputs_in_windows()
 
 
 __all__ = ["apply_patches"]
