@@ -39,6 +39,12 @@ from lal_allennlp.syntax.paths import resolve_path_list
 
 logger = logging.getLogger(__name__)
 
+# The POS input tags ("pos") and the transitions are kept in namespaces that have an unknown
+# entry on purpose (an unseen tag or transition maps to it), which AllenNLP warns about on
+# every run ("Your label namespace was 'pos'. We recommend ..."): marked as already warned.
+SequenceLabelField._already_warned_namespaces.add("pos")
+LabelField._already_warned_namespaces.add("transitions")
+
 # The label of every arc of a file without dependency labels (Malt-TAB with three columns).
 NO_LABEL = "_"
 # How many sentence numbers / errors a per-file summary of skipped sentences shows.
