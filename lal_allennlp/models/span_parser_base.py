@@ -32,7 +32,7 @@ from lal_allennlp.modules import (
 from lal_allennlp.modules.fast_dropout import FastDropout, replace_dropout
 from lal_allennlp.modules.word_piece_limit import explain_too_long
 from lal_allennlp.structs import ChartLabels, SpanChart
-from lal_allennlp.syntax.trees import spans_to_tree, tree_to_string
+from lal_allennlp.syntax.trees import spans_to_tree, tree_pos, tree_to_string
 
 Gold = Dict[str, Optional[torch.Tensor]]
 """The gold tensors of a batch by field name (`pos_tags`, `gold_spans`, ...), None if absent."""
@@ -290,7 +290,7 @@ class SpanParserBase(Model):
         decoder's `spans`).
         """
         trees = output_dict.pop("trees")
-        output_dict["pos_tags"] = [[tag for _, tag in tree.pos()] for tree in trees]
+        output_dict["pos_tags"] = [[tag for _, tag in tree_pos(tree)] for tree in trees]
         output_dict["trees"] = [tree_to_string(tree) for tree in trees]
         output_dict["labelled_spans"] = [
             [list(span) for span in spans] for spans in output_dict["labelled_spans"]

@@ -842,22 +842,39 @@ def spans_to_tree(
     return Tree(root_label, root_children)
 
 
+def tree_pos(tree: Tree) -> List[Tuple[str, str]]:
+    """`(word, tag)` of each preterminal from left to right, as nltk's `Tree.pos()`, with an
+    explicit stack instead of recursion (see `tree_to_string`)."""
+    pairs: List[Tuple[str, str]] = []
+    stack: List = [tree]
+    while stack:
+        node = stack.pop()
+        if is_preterminal(node):
+            pairs.append((list.__getitem__(node, 0), node.label()))
+        else:
+            stack.extend(child for child in reversed(node) if isinstance(child, Tree))
+    return pairs
+
+
 def tree_to_string(tree: Tree) -> str:
-    """One-line bracketed string: `(TOP (S (NP (PRP He)) (VP (VBD left)) (. .)))`."""
-    parts: List[str] = []
+    """One-line bracketed string: `(TOP (S (NP (PRP He)) (VP (VBD left)) (. .)))`.
 
-    def visit(node: Tree) -> None:
-        parts.append("(")
-        parts.append(node.label())
-        for child in node:
-            parts.append(" ")
-            if isinstance(child, str):
-                parts.append(child)
-            else:
-                visit(child)
-        parts.append(")")
-
+    Written with an explicit stack, not recursion: a parser's tree of a long sentence can be
+    nested deeper than Python's recursion limit."""
     if isinstance(tree, str):
         return tree
-    visit(tree)
+    parts: List[str] = []
+    # Items: a node to open, or the text to write when its children are done.
+    stack: List = [tree]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, Tree):
+            parts.append("(" + str(item.label()))
+            stack.append(")")
+            for child in reversed(item):
+                stack.append(child if isinstance(child, Tree) else " " + child)
+                if isinstance(child, Tree):
+                    stack.append(" ")
+        else:
+            parts.append(item)
     return "".join(parts)

@@ -16,6 +16,7 @@ from lal_allennlp.syntax.trees import (
     parse_trees,
     spans_to_tree,
     tree_to_spans,
+    tree_pos,
     tree_to_string,
 )
 
@@ -326,3 +327,17 @@ def test_round_trip_on_every_fixture_tree():
             assert Tree.fromstring(tree_to_string(normalised)) == normalised
             count += 1
     assert count == 60 + 15 + 5
+
+
+def test_string_and_tags_of_real_trees_equal_nltk():
+    for tree, _ in parse_trees((FIXTURES / "dev" / "wsj_9003.mrg").read_text(), "dev"):
+        assert tree_to_string(tree) == " ".join(str(tree).split())
+        assert tree_pos(tree) == tree.pos()
+
+
+def test_string_and_tags_of_a_tree_deeper_than_the_recursion_limit():
+    # A parser's tree of a long sentence: right-branching, 3,000 levels.
+    n = 3000
+    tree = spans_to_tree(["w"] * n, ["NN"] * n, [(i, n, "S") for i in range(n - 1)])
+    assert tree_to_string(tree) == "(TOP " + "(S (NN w) " * (n - 1) + "(NN w)" + ")" * n
+    assert tree_pos(tree) == [("w", "NN")] * n
