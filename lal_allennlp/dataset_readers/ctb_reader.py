@@ -7,7 +7,7 @@ or UTF-8 files, and training/dev/test splits by file id (see `ctb_format`).
 """
 
 import os
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from allennlp.common.checks import ConfigurationError
 from allennlp.data.dataset_readers.dataset_reader import DatasetReader
@@ -125,9 +125,12 @@ class ChineseTreebankReader(PennTreebankReader):
             )
         return paths
 
-    def _file_text(self, path: str, errors: Optional[List[TreebankFormatError]]) -> str:
+    def _file_text(
+        self, path: str, errors: Optional[List[TreebankFormatError]]
+    ) -> Tuple[str, Sequence[int]]:
         """
-        The bracketed text of a CTB file, decoded and with its markup blanked (see
+        The bracketed text of a CTB file, decoded and with its markup blanked, and the offsets
+        of its `<S>` and `</S>` tags, which no tree crosses (see
         `PennTreebankReader._file_text`; when collecting, a sentence with broken markup is
         reported in `errors` and blanked).
         """
@@ -143,7 +146,8 @@ class ChineseTreebankReader(PennTreebankReader):
             lenient = True
         reported = len(errors) if errors is not None else 0
         decoded = text
-        text = strip_markup(text, path, errors)
+        breaks: List[int] = []
+        text = strip_markup(text, path, errors, breaks)
         if lenient and errors is not None:
             # Undecodable bytes in markup that was blanked: `parse_trees` does not see them.
             stripped_lines = text.split("\n")
@@ -162,4 +166,4 @@ class ChineseTreebankReader(PennTreebankReader):
                 "the file holds no trees" + (" (only markup)" if data.strip() else ""),
                 "remove it or point the reader elsewhere",
             )
-        return text
+        return text, breaks

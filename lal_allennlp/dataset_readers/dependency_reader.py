@@ -107,7 +107,8 @@ class DependencyTreebankReader(DatasetReader):
     on_error : `str`, optional (default = `"raise"`)
         What to do with a malformed sentence (wrong number of columns, an ID or head that is
         not a number, a head outside the sentence, a cycle, no or several root words, words
-        that do not spell the CoNLL-U `# text`, bytes not in `encoding`, a last line cut short)
+        that do not spell the CoNLL-U `# text`, a sentence cut in two by a blank line, bytes
+        not in `encoding`, a last line cut short)
         or a file that cannot be read (no sentences, format unknown), as in `lal_ptb`:
         `"raise"` raises a `DependencyFormatError` naming the file, the sentence number and
         the line; `"skip"` skips that sentence (or file) only, counts it in

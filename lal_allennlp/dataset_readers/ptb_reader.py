@@ -8,7 +8,7 @@ labelled spans with `trees.tree_to_spans`.
 import codecs
 import logging
 import os
-from typing import Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import torch.distributed as dist
 from allennlp.common import util
@@ -197,13 +197,17 @@ class PennTreebankReader(DatasetReader):
         """The files a data path (without its tree selection) names."""
         return resolve_treebank_paths(file_path)
 
-    def _file_text(self, path: str, errors: Optional[List[TreebankFormatError]]) -> str:
+    def _file_text(
+        self, path: str, errors: Optional[List[TreebankFormatError]]
+    ) -> Tuple[str, Sequence[int]]:
         """
-        The bracketed text of the treebank file `path`; a `TreebankFormatError` naming the file
-        (and line) if it holds nothing or, unless `errors` collects problems (`on_error` is
-        "skip"), cannot be decoded. When collecting, undecodable bytes are kept as lone
-        surrogates (see `trees.decode_treebank`) and `parse_trees` reports the trees that hold
-        them; problems of the whole file found here are appended to `errors`.
+        The bracketed text of the treebank file `path` and the offsets in it that no tree
+        crosses (the `breaks` of `parse_trees`: none here, the `<S>` tags of CTB files); a
+        `TreebankFormatError` naming the file (and line) if it holds nothing or, unless
+        `errors` collects problems (`on_error` is "skip"), cannot be decoded. When collecting,
+        undecodable bytes are kept as lone surrogates (see `trees.decode_treebank`) and
+        `parse_trees` reports the trees that hold them; problems of the whole file found here
+        are appended to `errors`.
         """
         with open(path, "rb") as treebank_file:
             data = treebank_file.read()
@@ -217,7 +221,7 @@ class PennTreebankReader(DatasetReader):
             raise TreebankFormatError(
                 path, None, "the file is empty", "remove it or point the reader elsewhere"
             )
-        return text
+        return text, ()
 
     def _items(
         self, paths: List[str]
@@ -235,13 +239,13 @@ class PennTreebankReader(DatasetReader):
                 return
             errors: Optional[List[TreebankFormatError]] = [] if collect else None
             try:
-                text = self._file_text(path, errors)
+                text, breaks = self._file_text(path, errors)
             except TreebankFormatError as error:
                 if not collect:
                     raise
                 yield path, error.line, None, error
                 continue
-            for tree, line in parse_trees(text, path, errors):
+            for tree, line in parse_trees(text, path, errors, breaks):
                 while errors:
                     error = errors.pop(0)
                     yield path, error.line, None, error

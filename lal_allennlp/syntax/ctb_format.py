@@ -195,6 +195,10 @@ def _without_nul(path: str, data: bytes, text: str) -> str:
     )
 
 
+# Every character but the line break, for blanking text with its lines and offsets kept.
+_NOT_A_LINE_BREAK_RE = re.compile("[^\n]")
+
+
 def _tags(text: str) -> Iterator[Tuple[re.Match, int]]:
     """Markup tags of `text` with their 1-based line."""
     line = 1
@@ -206,7 +210,10 @@ def _tags(text: str) -> Iterator[Tuple[re.Match, int]]:
 
 
 def strip_markup(
-    text: str, source: str = "<string>", errors: Optional[List[TreebankFormatError]] = None
+    text: str,
+    source: str = "<string>",
+    errors: Optional[List[TreebankFormatError]] = None,
+    breaks: Optional[List[int]] = None,
 ) -> str:
     """
     Returns `text` with the CTB markup blanked and every line break kept, so that the line
@@ -227,6 +234,10 @@ def strip_markup(
         the contents of a sentence whose `</S>` is missing are blanked (so its tree is dropped,
         reported here, rather than read with whatever follows it); a `</S>` that closes
         nothing is reported and passed over.
+    breaks : `Optional[List[int]]`, optional (default = `None`)
+        If given, the offset in the returned text of every `<S ...>` and `</S>` tag is
+        appended to it, in order: the `breaks` of `trees.parse_trees`, so that a tree broken
+        inside one sentence never costs another sentence's tree.
 
     # Raises
 
@@ -255,14 +266,19 @@ def strip_markup(
         errors.append(error)
 
     def drop_open_sentence() -> None:
+        # Blanked with spaces, not removed, so that the offsets in `breaks` stay right.
         for index in range(sentence_start, len(pieces)):
-            pieces[index] = "\n" * pieces[index].count("\n")
+            pieces[index] = _NOT_A_LINE_BREAK_RE.sub(" ", pieces[index])
 
+    length = 0  # of the returned text so far
     for match, line in _tags(text):
         keep(text[position : match.start()])
+        length += len(pieces[-1])
         position = match.end()
         closing, name = bool(match.group(1)), match.group(2).upper()
         if name == "S":
+            if breaks is not None and with_sentences:
+                breaks.append(length)
             if not closing and open_sentence is not None:
                 report(
                     line,

@@ -22,10 +22,12 @@ missing gets `labels=None`.
 
 A malformed sentence is reported with its file, its 1-based number in the file and its line;
 `read_dependencies` raises, or with `on_error` reports it and goes on with the next sentence.
-Besides the columns, two checks catch sentences that are cut short or merged, which could
+Besides the columns, three checks catch sentences that are cut short or merged, which could
 otherwise still form a valid tree: a CoNLL-U sentence must spell its `# text =` comment (white
-space aside), and the last line of a file must end with a line break (a file that does not
-was probably cut in the middle of that line).
+space aside); a CoNLL sentence followed by a block whose IDs do not start at 1 was probably cut
+in two by the blank line between them (so each sentence is yielded only once the next block's
+first line has been seen); and the last line of a file must end with a line break (a file that
+does not was probably cut in the middle of that line).
 """
 
 import os
@@ -498,12 +500,17 @@ def _read_file(
     text_comment: Optional[Tuple[int, str]] = None
     bad_line: Optional[Tuple[int, str]] = None
     number = 0
+    # The last sentence read well, held back until the next block shows that a blank line did
+    # not cut it in two (see `_split_sentence_error`), with the line of the blank line after it.
+    held: Optional[Tuple[DependencySentence, int]] = None
+    commented = False  # whether the block has a comment line (so it starts a sentence)
     for line_number, line in enumerate(lines + [""], 1):
         line = line.rstrip("\r\n")
         if line.strip():
             if undecodable and bad_line is None and BAD_CHARACTER_RE.search(line):
                 bad_line = (line_number, bad_character_problem(line, encoding))
             if file_format == CONLL and line.startswith("#"):  # CoNLL-U comment
+                commented = True
                 text_match = _TEXT_COMMENT_RE.match(line)
                 if text_match is not None:
                     text_comment = (line_number, text_match.group(1))
@@ -519,6 +526,17 @@ def _read_file(
         if not rows and text_comment is None:
             continue
         number += 1
+        if held is not None:
+            split = None
+            if file_format == CONLL and rows and not commented:
+                split = _split_sentence_error(path, held[0], held[1], rows)
+            if split is None:
+                yield held[0], held[0].line  # type: ignore[misc]
+            elif on_error is None:
+                raise split
+            else:
+                on_error(split)
+            held = None
         sentence: Optional[DependencySentence] = None
         try:
             if not rows:
@@ -544,12 +562,49 @@ def _read_file(
             if on_error is None:
                 raise
             problem = error
-        rows, text_comment, bad_line = [], None, None
+        rows, text_comment, bad_line, commented = [], None, None, False
         if sentence is not None:
-            yield sentence, sentence.line  # type: ignore[misc]
+            held = (sentence, line_number)
         else:
             assert on_error is not None and problem is not None
             on_error(problem)
+    if held is not None:
+        yield held[0], held[0].line  # type: ignore[misc]
+
+
+def _split_sentence_error(
+    source: str, sentence: DependencySentence, blank_line: int, rows: List[Tuple[int, List[str]]]
+) -> Optional[DependencyFormatError]:
+    """
+    The error of a CoNLL sentence that the blank line `blank_line` probably cut short, or
+    `None`: the block after it (`rows`, without comment lines) starts with a token ID
+    other than 1 (or an empty node other than 0.1, 0.2 ...), so it is not a sentence of its
+    own. A newline put into an ID (`16` -> a blank line, then `6`) cuts a sentence in two
+    whose first part can still be a valid tree, and CoNLL-X has no `# text` to tell. The block
+    may instead have lost its first lines; the sentence is given up all the same (in skip
+    mode, one sentence more is lost, and counted), as it cannot be trusted.
+    """
+    token_id = rows[0][1][0]
+    word = _NUMBER_RE.fullmatch(token_id) or _RANGE_ID_RE.match(token_id)
+    if word is not None:
+        first_word = int(word.group(1) if word.groups() else word.group())
+        if first_word == 1:
+            return None
+    else:
+        empty_node = re.fullmatch(r"(\d+)\.\d+", token_id)
+        if empty_node is None or int(empty_node.group(1)) == 0:
+            return None  # not an ID: that block is malformed by itself
+    return _sentence_error(
+        source,
+        sentence.number,  # type: ignore[arg-type]
+        blank_line,
+        f"this blank line probably cuts it short: the sentence from line {sentence.line} "
+        f"ends here after {len(sentence.words)} words, but the block after it starts with "
+        f"token ID {token_id} on line {rows[0][0]}, not 1, so it goes on with this sentence "
+        "or lost its first lines",
+        "remove the blank line if the two blocks are one sentence; each sentence's IDs count "
+        "from 1",
+    )
 
 
 def read_dependencies(
@@ -599,7 +654,9 @@ def read_dependencies(
     (`sentence 12: ...`): a malformed line (wrong number of columns, an ID or head that is not a
     number, IDs not counting from 1, an empty word, tag or label), a head outside the sentence,
     a word that is its own head, heads that form a cycle, no or several root words with
-    `single_root`, words that do not spell the CoNLL-U `# text`, a last line without a line
+    `single_root`, words that do not spell the CoNLL-U `# text`, a blank line followed by a
+    block whose IDs do not start at 1 (it probably cuts the sentence before it short: that
+    sentence is reported, on the blank line, and the block too), a last line without a line
     break, bytes that are not in `encoding`, an empty file.
     """
     for path in resolve_dependency_paths(file_path):

@@ -233,6 +233,7 @@ def parse_trees(
     text: str,
     source: str = "<string>",
     errors: Optional[List[TreebankFormatError]] = None,
+    breaks: Sequence[int] = (),
 ) -> Iterator[Tuple[Tree, int]]:
     """
     Reads bracketed trees from `text` and yields `(tree, line)` pairs, where `line` is the
@@ -258,46 +259,90 @@ def parse_trees(
         of the text is dropped, and reading starts again at the line inside it that opens a
         bracket where trees start (its first column, in WSJ files), which is where the next
         tree most likely begins. Each dropped tree is reported, so no tree is lost unreported.
+    breaks : `Sequence[int]`, optional (default = `()`)
+        Sorted offsets in `text` where markup stood that no tree crosses (the `<S>` and `</S>`
+        tags of CTB files, see `ctb_format.strip_markup`). The text between two breaks is read
+        as a text of its own: a tree still open at a break is not closed (and dropped), and a
+        problem between two breaks never costs a tree outside them.
 
     # Raises
 
     `TreebankFormatError` on a `)` that closes nothing, text outside brackets, a bracket with
     no children, an unlabelled bracket inside a tree, a node mixing words and brackets or
     holding several words, brackets nested more than `MAX_DEPTH` deep, or a tree still open at
-    the end of the text.
+    the end of the text (or at a break).
     """
     lines = text.split("\n")
-    last_line = len(text.rstrip().split("\n"))
-    first_line = 1
     boundary_column: Optional[int] = None
     # Undecodable bytes (see `decode_treebank`) are looked for only in a text that has some.
     check_characters = BAD_CHARACTER_RE.search(text) is not None
-    while True:
-        builder = _TreeBuilder(source, errors is not None, boundary_column)
-        builder.check_characters = check_characters
-        for line, token, first_on_line in _bracket_tokens(lines, first_line):
-            complete = builder.read(line, token, first_on_line)
+    for start, end, last_line in _segments(text, breaks):
+        first = start
+        while True:
+            builder = _TreeBuilder(source, errors is not None, boundary_column)
+            builder.check_characters = check_characters
+            for line, token, first_on_line in _bracket_tokens(lines, first, end):
+                complete = builder.read(line, token, first_on_line)
+                if errors is not None:
+                    builder.flush_errors(errors)
+                yield from complete
+            complete, restart = builder.finish(last_line, None if end is None else end[0])
             if errors is not None:
                 builder.flush_errors(errors)
             yield from complete
-        complete, restart = builder.finish(last_line)
-        if errors is not None:
-            builder.flush_errors(errors)
-        yield from complete
-        if restart is None:
-            return
-        first_line, boundary_column = restart, builder.boundary_column
+            boundary_column = builder.boundary_column
+            if restart is None:
+                break
+            # The restart line is inside this segment (its first token opened a bracket), so
+            # reading it from its first column reads no token of the segment before.
+            first = max(start, (restart, 0))
 
 
-def _bracket_tokens(lines: List[str], first_line: int) -> Iterator[Tuple[int, re.Match, bool]]:
+# A position in a text: its 1-based line and 0-based column.
+_Position = Tuple[int, int]
+
+
+def _segments(
+    text: str, breaks: Sequence[int]
+) -> Iterator[Tuple[_Position, Optional[_Position], int]]:
     """
-    The tokens of `lines` from the 1-based line `first_line` on, each with its 1-based line
-    and whether it is the first token of its line: a whole one-line preterminal `(POS word)`
-    (group 1 the tag, group 2 the word), `(`, `)`, or a label or word.
+    The parts of `text` between `breaks` as `(start, end, last_line)`: `end` is `None` for the
+    end of the text; `last_line` is the line of the part's last character that is not white
+    space (its first line if it has none), which messages about a tree left open name.
     """
-    for line_index in range(first_line - 1, len(lines)):
-        first_on_line = True
-        for token in _TOKEN_RE.finditer(lines[line_index]):
+    offset, line, line_start = 0, 1, 0
+    for limit in list(breaks) + [len(text)]:
+        limit = min(max(limit, offset), len(text))
+        content_end = offset + len(text[offset:limit].rstrip())
+        last_line = line + text.count("\n", offset, content_end)
+        start = (line, offset - line_start)
+        newlines = text.count("\n", offset, limit)
+        if newlines:
+            line += newlines
+            line_start = text.rindex("\n", offset, limit) + 1
+        end = (line, limit - line_start) if limit < len(text) else None
+        yield start, end, last_line
+        offset = limit
+
+
+def _bracket_tokens(
+    lines: List[str], start: _Position, end: Optional[_Position] = None
+) -> Iterator[Tuple[int, re.Match, bool]]:
+    """
+    The tokens of `lines` from the position `start` up to `end` (`None`: the end), each with
+    its 1-based line and whether it is the first token of its line: a whole one-line
+    preterminal `(POS word)` (group 1 the tag, group 2 the word), `(`, `)`, or a label or word.
+    """
+    first_line, column = start
+    last_line = len(lines) if end is None else end[0]
+    for line_index in range(first_line - 1, last_line):
+        text = lines[line_index]
+        begin = column if line_index == first_line - 1 else 0
+        stop = end[1] if end is not None and line_index == last_line - 1 else len(text)
+        # A segment can start in the middle of a line (markup was blanked there): its first
+        # token is first on the line only if nothing but white space stands before it.
+        first_on_line = not text[:begin].strip()
+        for token in _TOKEN_RE.finditer(text, begin, stop):
             yield line_index + 1, token, first_on_line
             first_on_line = False
 
@@ -391,7 +436,7 @@ class _TreeBuilder:
             self.held.append((preterminal, line))
             return
         parent = self.stack[-1]
-        self._recognise_outer_bracket(parent, line)
+        self._recognise_outer_bracket(parent)
         if self.tree_broken:
             return
         if parent.has_word:
@@ -401,19 +446,21 @@ class _TreeBuilder:
             return
         parent.add_tree(preterminal)
 
-    def _recognise_outer_bracket(self, node: _Node, line: int) -> None:
+    def _recognise_outer_bracket(self, node: _Node) -> None:
         """
         A bracket whose first token opens another bracket has no label. That is allowed for the
         outermost bracket of a tree (`( (S ...) )` of raw WSJ files), which gets the label `""`,
         and for a bracket at the boundary column: the start of the next tree inside a tree left
-        open, reported when the text ends. Anywhere else a `(` is probably extra.
+        open, reported when the text ends. Anywhere else a `(` is probably extra; it is
+        reported on its own line, which can be far before its first child's (a `)` at the end
+        of a line that became a `(` takes the next line's bracket as its child).
         """
         if node.label is not None:
             return
         node.label = ""
         if node is not self.stack[0] and not node.at_boundary and not self.tree_broken:
             self._break_tree(
-                line,
+                node.line,
                 "a bracket without a label inside a tree",
                 "only the outermost bracket of a tree may be unlabelled, as in ( (S ...) ); "
                 "a '(' is probably extra here",
@@ -422,7 +469,7 @@ class _TreeBuilder:
     def _open_bracket(self, line: int, at_boundary: bool) -> None:
         self.stray_text_line = None
         if self.stack:
-            self._recognise_outer_bracket(self.stack[-1], line)
+            self._recognise_outer_bracket(self.stack[-1])
             if at_boundary and self.suspicious_line is None:
                 self.suspicious_line = line
                 self.errors_before_suspicious_line = len(self.errors)
@@ -518,24 +565,33 @@ class _TreeBuilder:
         )
         self.held = []
 
-    def finish(self, last_line: int) -> Tuple[List[Tuple[Tree, int]], Optional[int]]:
+    def finish(
+        self, last_line: int, break_line: Optional[int] = None
+    ) -> Tuple[List[Tuple[Tree, int]], Optional[int]]:
         """
-        At the end of the text: the trees still held, and the line to read again from if a
-        tree is left open and errors are collected (`None` if there is nothing to read again).
+        At the end of the text, or at a break (markup no tree crosses, on `break_line`): the
+        trees still held, and the line to read again from if a tree is left open and errors
+        are collected (`None` if there is nothing to read again).
         """
         complete, self.held = self.held, []
         if not self.stack:
             return complete, None
         root = self.stack[0]
         start = root.line
-        problem = f"the tree starting on line {start} is not closed at the end of the text"
+        if break_line is None:
+            problem = f"the tree starting on line {start} is not closed at the end of the text"
+            advice = "add the missing ')'; the open tree runs to the end of the text on line "
+        else:
+            problem = (
+                f"the tree starting on line {start} is not closed where its sentence's markup "
+                f"ends (line {break_line})"
+            )
+            advice = "add the missing ')'; the open tree runs to line "
+        advice += str(last_line)
         if complete and not root.at_boundary:
             # The open tree does not start at a boundary, so it is a piece of the held trees.
             problem += f" (it is dropped with the tree starting on line {complete[0][1]})"
             complete = []
-        advice = (
-            f"add the missing ')'; the open tree runs to the end of the text on line {last_line}"
-        )
         restart = self.suspicious_line if self.suspicious_line != start else None
         if restart is not None:
             advice += (

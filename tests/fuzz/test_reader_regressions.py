@@ -12,7 +12,7 @@ import pytest
 from lal_allennlp.dataset_readers.ctb_reader import ChineseTreebankReader
 from lal_allennlp.dataset_readers.dependency_reader import DependencyTreebankReader
 from lal_allennlp.dataset_readers.ptb_reader import PennTreebankReader
-from lal_allennlp.syntax.dependencies import DependencyFormatError
+from lal_allennlp.syntax.dependencies import DependencyFormatError, read_dependencies
 from lal_allennlp.syntax.trees import (
     MAX_DEPTH,
     TreebankFormatError,
@@ -134,6 +134,33 @@ def test_missing_end_of_sentence_tag_drops_one_sentence_in_skip_mode(tmp_path):
     assert _read(reader, tmp_path, "chtb_0001.fid", data) == (["(TOP (B b))"], 1)
 
 
+def test_lost_bracket_in_one_ctb_sentence_does_not_drop_the_sentence_before(tmp_path):
+    # Was (fuzz case ctb-markup:3918, '(' -> '\r'; ctb-markup:4960, '(' -> ' '): "TOP" left
+    # outside brackets, so the tree's last ')' closed nothing and dropped every tree held since
+    # the last line-start bracket, the intact <S ID=1> included. The <S> tags now part trees.
+    for lost in (b"\r", b" "):
+        data = b"<S ID=1>\n(TOP (A a))\n</S>\n<S ID=2>\n" + lost + b"TOP (B b))\n</S>\n"
+        error = _error(ChineseTreebankReader(), tmp_path, "chtb_0002.fid", data)
+        assert error.line == 5 and "text outside brackets: 'TOP'" in str(error)
+        trees, skipped = _read(ChineseTreebankReader(on_error="skip"), tmp_path, "r.fid", data)
+        assert trees == ["(TOP (A a))"] and skipped >= 1
+
+
+def test_tree_left_open_in_a_ctb_sentence_is_reported_on_its_own_line(tmp_path):
+    # Was (fuzz case ctb-markup:14064, ')' -> '('): the open '(' took the next sentence's tree
+    # as its child, reported as an unlabelled bracket on that tree's line, outside the edit.
+    data = b"<S ID=1>\n(TOP (A a)(\n</S>\n<S ID=2>\n(TOP (B b))\n</S>\n"
+    error = _error(ChineseTreebankReader(), tmp_path, "chtb_0003.fid", data)
+    assert error.line == 2 and "not closed where its sentence's markup ends (line 3)" in str(
+        error
+    )
+    reader = ChineseTreebankReader(on_error="skip")
+    assert _read(reader, tmp_path, "chtb_0003.fid", data) == (["(TOP (B b))"], 1)
+    # Without markup, the unlabelled bracket is named on its own line, not its child's.
+    with pytest.raises(TreebankFormatError, match="line 1: a bracket without a label"):
+        list(parse_trees("(TOP (A a) (\n(B b)))", "t.trees"))
+
+
 # ----------------------------------------------------------------------------------------------
 # Dependency files (dependencies.read_dependencies, lal_dependencies)
 # ----------------------------------------------------------------------------------------------
@@ -228,3 +255,33 @@ def test_on_error_and_encoding_options_match_the_other_readers(tmp_path):
     for reader_class in (DependencyTreebankReader, PennTreebankReader):
         with pytest.raises(ConfigurationError, match="unknown encoding 'klingon'"):
             reader_class(encoding="klingon")
+
+
+def _conll(*sentences: List[Tuple[int, str, int]]) -> bytes:
+    """CoNLL lines of `(id, word, head)` rows, a blank line after each sentence."""
+    return "".join(
+        "".join(CONLLU_LINE.format(id=i, word=w, head=h, label="dep") for i, w, h in rows) + "\n"
+        for rows in sentences
+    ).encode()
+
+
+@pytest.mark.parametrize("first_id", [6, 16])
+def test_blank_line_that_cuts_a_conllx_sentence_loses_both_parts(tmp_path, first_id):
+    # Was (fuzz cases conllx:603 and 4917, the first digit of an ID "16" -> '\n'): the words
+    # before the blank line were yielded as a valid shorter tree, then the rest raised.
+    data = _conll([(1, "a", 2), (2, "b", 0)], [(first_id, "c", 2)], [(1, "d", 0)])
+    error = _error(_dependencies(), tmp_path, "u.conll", data)
+    assert error.line == 3 and "sentence 1: this blank line probably cuts it short" in str(error)
+    # Nothing was yielded before the error: the sentence waits for the next block's first ID.
+    read = []
+    with pytest.raises(DependencyFormatError):
+        read.extend(sentence.words for sentence, _ in read_dependencies(tmp_path / "u.conll"))
+    assert read == []
+    assert _read(_dependencies(on_error="skip"), tmp_path, "u.conll", data) == (["d"], 2)
+    # Before a block that starts with ID 1, a sentence is yielded as ever; so it is before a
+    # block with comments, which starts a sentence (that lost its first line).
+    data = _conll([(1, "a", 2), (2, "b", 0)], [(1, "c", 0)], [(1, "d", 0)])
+    assert _read(_dependencies(), tmp_path, "v.conll", data) == (["a b", "c", "d"], 0)
+    data = data.replace(b"\n\n1\tc", b"\n\n# sent_id = 2\n2\tc")
+    reader = _dependencies(on_error="skip")
+    assert _read(reader, tmp_path, "w.conllu", data) == (["a b", "d"], 1)
