@@ -19,3 +19,4 @@ apply_patches()
 
 from lal_allennlp import syntax, dataset_readers, decoding, metrics, modules  # noqa: E402
 from lal_allennlp import structs, models, predictors, training  # noqa: E402
+from lal_allennlp.api import Parser, ParseResult  # noqa: E402

@@ -2,7 +2,8 @@
 # The main job on a built-in default: train a small span parser (MiniLM-L6 + BiLSTM) on the
 # project's own fixtures/ treebank -- or on a real treebank when PTB_DIR points at one, e.g.
 # PTB_DIR=../shared/data/ptb-sample/trees (train wsj_0001-0159, dev wsj_0160-0179) --
-# evaluate it with the EVALB-compatible scorer, and parse a few raw sentences.
+# evaluate it with the EVALB-compatible scorer, and parse a few raw sentences (as trees, and
+# drawn into an HTML page).
 # Environment: PTB_DIR, TRAIN_PATH/DEV_PATH (override the split), EPOCHS, OUT (run folder).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,9 +32,16 @@ echo "== trained in ${SECONDS}s"
 echo "== evaluating on $DEV_PATH"
 $BIN/allennlp evaluate "$OUT/model.tar.gz" "$DEV_PATH" --output-file "$OUT/dev_metrics.json"
 
-echo "== parsing raw sentences"
-$BIN/lal-parse "$OUT/model.tar.gz" --no-progress <<'SENTENCES'
-The company said its profits rose sharply in the third quarter.
+SENTENCES="The company said its profits rose sharply in the third quarter.
 She gave the report to her manager on Monday.
-Investors are worried about higher interest rates (and inflation).
-SENTENCES
+Investors are worried about higher interest rates (and inflation)."
+
+echo "== parsing raw sentences"
+echo "$SENTENCES" | $BIN/lal-parse "$OUT/model.tar.gz" --no-progress
+echo "$SENTENCES" | $BIN/lal-parse "$OUT/model.tar.gz" --no-progress --format html \
+  -o "$OUT/parses.html"
+echo "== the drawn trees: $OUT/parses.html (open it in a browser)"
+if [ -z "${PTB_DIR:-}" ]; then
+  echo "   A parser trained on the 60 fixture sentences gives rough trees. For real ones, train"
+  echo "   on a treebank, e.g. PTB_DIR=../shared/data/ptb-sample/trees make demo (README, 'Using it')."
+fi

@@ -7,7 +7,8 @@ attention parser did with one sentence, as in the figures of Mrini et al. (2020,
   (a constituents x heads heatmap; see `lal_allennlp/models/explanations.py`),
 
 under the predicted tree. `.png` writes one picture; `.html` writes a self-contained page
-(the picture embedded, plus the numbers as tables).
+(the tree drawn as SVG by `lal_allennlp/drawing.py`, the picture embedded, plus the numbers
+as tables).
 
 A sentence the parser cannot take (empty, holding control characters, longer than the
 predictor's `max_words`; see `lal_allennlp/predictors/inputs.py`) gets a message saying why,
@@ -146,8 +147,21 @@ def render_links_png(result: Dict[str, Any]) -> bytes:
     return buffer.getvalue()
 
 
+def tree_picture(result: Dict[str, Any]) -> str:
+    """The predicted tree (`result["tree"]`) as an inline SVG, with the dependencies of a
+    joint span model."""
+    from nltk import Tree
+
+    from lal_allennlp.drawing import tree_svg
+
+    heads = result.get("heads")
+    labels = result.get("dependency_labels") if heads is not None else None
+    return tree_svg(Tree.fromstring(result["tree"]), heads=heads, dependency_labels=labels)
+
+
 def render_html(result: Dict[str, Any], png: bytes) -> str:
-    """A self-contained HTML page: the picture plus the tree and the top heads per span."""
+    """A self-contained HTML page: the tree drawn as SVG, the picture of the heatmaps and the
+    top heads per span."""
     rows = []
     for (start, end, label), shares in zip(result["spans"], result["span_contributions"]):
         ranked = sorted(range(len(shares)), key=lambda h: -shares[h])[:5]
@@ -165,6 +179,7 @@ td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px}} code{{white-space:
 </head><body>
 <h1>Label attention explanation</h1>
 <p><code>{html.escape(result["tree"])}</code></p>
+<div style="overflow-x:auto">{tree_picture(result)}</div>
 <p>Contributions are {html.escape(result.get("explanation_note", ""))}.</p>
 <img alt="label attention heatmaps" src="data:image/png;base64,{image}">
 <h2>Strongest heads per constituent</h2>
@@ -217,7 +232,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 out.write(
                     f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>"
                     f"{html.escape(result['tree'])}</title></head><body><pre>"
-                    f"{html.escape(result['tree'])}</pre><img src='data:image/png;base64,"
+                    f"{html.escape(result['tree'])}</pre>{tree_picture(result)}"
+                    f"<img src='data:image/png;base64,"
                     f"{image}'></body></html>\n"
                 )
         print(result["tree"], file=sys.stderr)

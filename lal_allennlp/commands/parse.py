@@ -1,8 +1,13 @@
 """
-`lal-parse MODEL_ARCHIVE [INPUT] [-o OUTPUT] [--format tree|conllu]`: parse raw sentences, one
-per line, into one bracketed tree per line, or (joint span models, dependency parsers) into
-CoNLL-U sentences. A dependency parser trained with POS input needs tags, which raw lines do not
-have: such a model gets a message per line; parse with one trained without POS input.
+`lal-parse MODEL_ARCHIVE [INPUT] [-o OUTPUT] [--format tree|conllu|svg|html]`: parse raw
+sentences, one per line, into one bracketed tree per line, or (joint span models, dependency
+parsers) into CoNLL-U sentences, or into pictures of the trees (`lal_allennlp/drawing.py`; a
+joint span model's pictures show its dependencies too): with `svg`, `-o` names a directory that
+gets one `line-0001.svg` ... per parsed line (numbered by input line; a line that gives no tree
+gets no file); with `html`, one self-contained page shows every line in input order, a line
+that gives no tree shown with the reason. A dependency parser trained with POS input needs
+tags, which raw lines do not have: such a model gets a message per line; parse with one trained
+without POS input.
 
 Sentences are read from a file or stdin and parsed in batches of similar length; a progress bar
 goes to stderr. Output line k always belongs to input line k (in CoNLL-U, sentence k; a line
@@ -26,9 +31,11 @@ was not (2 for a usage error).
 """
 import argparse
 import codecs
+import io
+import os
 import re
 import sys
-from typing import IO, Iterator, List, NamedTuple, Optional, Sequence, Union
+from typing import IO, Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Union
 
 from tqdm import tqdm
 
@@ -44,6 +51,8 @@ from lal_allennlp.predictors.inputs import (
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 # How the limit on sentence length is raised with lal-parse.
 _RAISE_LIMIT = "raise --max-words (0: no limit)"
+# A message of `parse_all_lines` about one line.
+_LINE_MESSAGE = re.compile(r"line (\d+): (.*)")
 
 
 class ParsedLines(NamedTuple):
@@ -56,6 +65,9 @@ class ParsedLines(NamedTuple):
     characters shown as U+FFFD."""
     failed: List[int]
     """The 1-based numbers of the non-blank lines that could not be parsed."""
+    results: List[Optional[Dict[str, Any]]]
+    """The predictor's whole output for each line (`None` for a line that gave none): what
+    the pictures of `--format svg|html` are drawn from (tree, heads, dependency labels)."""
 
 
 def split_lines(data: bytes) -> List[bytes]:
@@ -152,6 +164,7 @@ def parse_all_lines(
 
     order = sorted((i for i, words in enumerate(tokens) if words), key=lambda i: len(tokens[i]))
     outputs: List[str] = [""] * len(lines)
+    kept: List[Optional[Dict[str, Any]]] = [None] * len(lines)
     bar = tqdm(total=len(order), unit="sent", file=sys.stderr, disable=not progress)
     for start in range(0, len(order), batch_size):
         batch = order[start : start + batch_size]
@@ -178,10 +191,11 @@ def parse_all_lines(
                 )
             else:
                 outputs[i] = result[output_key]
+                kept[i] = result
         bar.update(len(batch))
     bar.close()
     texts = [_shown(line, encoding) for line in lines]
-    return ParsedLines(outputs, texts, sorted(failed))
+    return ParsedLines(outputs, texts, sorted(failed), kept)
 
 
 def parse_lines(
@@ -211,6 +225,71 @@ def parse_lines(
     ).outputs
 
 
+class _Messages(io.TextIOBase):
+    """A text stream that passes what is written on to `stream` (stderr) and keeps the
+    messages about lines (`line K: ...`, as `parse_all_lines` writes them) by line number,
+    for the page of `--format html`."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        super().__init__()
+        self.stream = stream
+        self.by_line: Dict[int, str] = {}
+        self._pending = ""
+
+    def write(self, text: str) -> int:
+        self.stream.write(text)
+        self._pending += text
+        *complete, self._pending = self._pending.split("\n")
+        for message in complete:
+            found = _LINE_MESSAGE.match(message)
+            if found:
+                self.by_line.setdefault(int(found.group(1)), found.group(2))
+        return len(text)
+
+    def flush(self) -> None:
+        self.stream.flush()
+
+
+def _picture(result: Dict[str, Any]) -> str:
+    """The SVG of one line's predictor output: its tree, and its dependencies if it has them
+    (joint span models)."""
+    from nltk import Tree
+
+    from lal_allennlp.drawing import tree_svg
+
+    return tree_svg(
+        Tree.fromstring(result["tree"]),
+        heads=result.get("heads"),
+        dependency_labels=result.get("dependency_labels") if "heads" in result else None,
+    )
+
+
+def _write_svgs(parsed: ParsedLines, directory: str) -> None:
+    """One `line-NNNN.svg` per line that gave a tree into `directory` (made if missing),
+    numbered by input line with at least four digits; lines that gave none get no file."""
+    os.makedirs(directory, exist_ok=True)
+    digits = max(4, len(str(len(parsed.results))))
+    for number, result in enumerate(parsed.results, start=1):
+        if result is not None:
+            path = os.path.join(directory, f"line-{number:0{digits}d}.svg")
+            with open(path, "w", encoding="utf-8") as target:
+                target.write(_picture(result) + "\n")
+
+
+def _html_page(parsed: ParsedLines, messages: Dict[int, str]) -> str:
+    """One page with the picture of every line in input order; a line that gave no tree is
+    shown with its message (why it was not parsed)."""
+    from lal_allennlp.drawing import html_page
+
+    svgs = [None if result is None else _picture(result) for result in parsed.results]
+    titles = [f"{number}. {text}" for number, text in enumerate(parsed.texts, start=1)]
+    notes = [
+        None if svg is not None else messages.get(number, "not parsed")
+        for number, svg in enumerate(svgs, start=1)
+    ]
+    return html_page(svgs, titles, notes, page_title="lal-parse")
+
+
 def _ascii_compatible(encoding: str) -> bool:
     """Whether `encoding` writes line breaks as the ASCII bytes (so that lines can be split
     before decoding): UTF-8, Latin-1, cp1252, GB18030, Shift-JIS ... but not UTF-16."""
@@ -233,10 +312,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     parser.add_argument(
         "--format",
-        choices=("tree", "conllu"),
+        choices=("tree", "conllu", "svg", "html"),
         default="tree",
         help="one bracketed tree per line (default), or CoNLL-U (joint span models and "
-        "dependency parsers); in CoNLL-U an unparsed line gives a sentence-less comment line",
+        "dependency parsers); in CoNLL-U an unparsed line gives a sentence-less comment line. "
+        "svg: a picture per line, line-0001.svg ... in the directory -o (required); html: one "
+        "page with the pictures of all lines (joint span models: with the dependencies)",
     )
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument(
@@ -271,6 +352,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.max_words < 0:
         parser.error("--max-words must be 0 (no limit) or more")
     max_words = args.max_words or None
+    if args.format == "svg" and args.output == "-":
+        parser.error("--format svg writes one file per line: give a directory with -o")
+    if args.format == "svg" and os.path.exists(args.output) and not os.path.isdir(args.output):
+        parser.error(f"-o {args.output}: --format svg needs a directory, and this is a file")
 
     import lal_allennlp  # noqa: F401  (applies the shims, registers the models)
     from allennlp.models.archival import load_archive
@@ -281,10 +366,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     archive = load_archive(args.archive, cuda_device=args.cuda_device)
     predictor = Predictor.from_archive(archive)
-    if args.format == "tree" and isinstance(predictor, DependencyParserPredictor):
+    if args.format != "conllu" and isinstance(predictor, DependencyParserPredictor):
         parser.error(
             f"{args.archive} is a dependency parser ({type(archive.model).__name__}): it gives "
-            "no bracketed trees; use --format conllu"
+            f"no bracketed trees to write as {args.format}; use --format conllu"
         )
     if isinstance(predictor, CheckedPredictor):
         predictor.max_words = max_words  # the same limit as the lines' own check
@@ -297,34 +382,43 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except OSError as error:
             parser.error(f"cannot read the input {args.input}: {error.strerror}")
     lines = split_lines(data)
+    messages = _Messages(sys.stderr)
     parsed = parse_all_lines(
         predictor,
         lines,
         args.batch_size,
-        sys.stderr,
+        messages,
         not args.no_progress,
-        args.format,
+        "conllu" if args.format == "conllu" else "tree",
         pretokenized=args.pretokenized,
         encoding=args.encoding,
         max_words=max_words,
     )
-    if args.output == "-":
-        target = sys.stdout
-        if hasattr(target, "reconfigure"):
-            target.reconfigure(encoding="utf-8")  # as the output file: UTF-8 whatever the locale
+    if args.format == "svg":
+        _write_svgs(parsed, args.output)
     else:
-        target = open(args.output, "w", encoding="utf-8")
-    try:
-        for number, (output, text) in enumerate(zip(parsed.outputs, parsed.texts), start=1):
-            if args.format == "conllu":
-                output = f"# sent_id = {number}\n# text = {text}\n" + (output or "# not parsed\n")
-                target.write(output if output.endswith("\n\n") else output + "\n")
-            else:
-                target.write(output + "\n")
-        target.flush()
-    finally:
-        if target is not sys.stdout:
-            target.close()
+        if args.output == "-":
+            target = sys.stdout
+            if hasattr(target, "reconfigure"):
+                # As the output file: UTF-8 whatever the locale.
+                target.reconfigure(encoding="utf-8")
+        else:
+            target = open(args.output, "w", encoding="utf-8")
+        try:
+            if args.format == "html":
+                target.write(_html_page(parsed, messages.by_line))
+            for number, (output, text) in enumerate(zip(parsed.outputs, parsed.texts), start=1):
+                if args.format == "conllu":
+                    output = f"# sent_id = {number}\n# text = {text}\n" + (
+                        output or "# not parsed\n"
+                    )
+                    target.write(output if output.endswith("\n\n") else output + "\n")
+                elif args.format == "tree":
+                    target.write(output + "\n")
+            target.flush()
+        finally:
+            if target is not sys.stdout:
+                target.close()
     if parsed.failed:
         shown = ", ".join(map(str, parsed.failed[:10]))
         shown += ", ..." if len(parsed.failed) > 10 else ""
