@@ -57,7 +57,9 @@ setup(
             "lal-parse=lal_allennlp.commands.parse:main",
             "lal-explain=lal_allennlp.commands.explain:main",
             "lal-score-unsupervised=lal_allennlp.commands.score_unsupervised:main",
-        ]
+        ],
+        # spaCy finds the `lal_parser` pipeline component here, without an import.
+        "spacy_factories": ["lal_parser = lal_allennlp.spacy_component:make_lal_parser"],
     },
     cmdclass={"build_py": BuildPyWithPth, "editable_wheel": EditableWheelWithPth},
 )
