@@ -82,6 +82,10 @@ class ParseResult:
         With `explain=True`: the predictor's explanation keys (`label_attention`,
         `span_contributions`, `explanation_note` for label attention parsers;
         `link_probabilities` for the Tree Transformer).
+    span_confidences : `Optional[List[float]]`
+        With `confidence=True` (models trained with `span_loss: "crf"`): per span of `spans`, in
+        its order, the probability under the tree CRF that the tree holds that span with exactly
+        that label.
     error : `Optional[str]`
         In a result of `parse_many`, why the sentence could not be parsed (every other field
         then empty or `None`).
@@ -95,6 +99,7 @@ class ParseResult:
     dependency_labels: Optional[List[str]] = None
     explanation: Optional[Dict[str, Any]] = None
     error: Optional[str] = None
+    span_confidences: Optional[List[float]] = None
     # The predictor's CoNLL-U text of the sentence, for `to_conllu`.
     conllu: Optional[str] = field(default=None, repr=False)
 
@@ -139,6 +144,7 @@ class ParseResult:
             heads=output.get("heads"),
             dependency_labels=output.get("dependency_labels"),
             explanation=explanation or None,
+            span_confidences=output.get("span_confidences"),
             conllu=output.get("conllu"),
         )
 
@@ -198,15 +204,18 @@ class Parser:
         sentence: Union[str, Sequence[str]],
         tags: Optional[Sequence[str]] = None,
         explain: bool = False,
+        confidence: bool = False,
     ) -> ParseResult:
         """
         The parse of `sentence`, raw text (split into Penn Treebank tokens) or a list of words,
         with `tags` (one POS tag per word; a dependency model trained with tags needs them).
         `explain`: also the model's explanation (`ParseResult.explanation`; label attention
-        parsers and the Tree Transformer). A sentence that cannot be parsed raises the error:
-        `InputError` for a bad sentence (empty, control characters, too long, ...).
+        parsers and the Tree Transformer). `confidence`: also the CRF probability of each span
+        (`ParseResult.span_confidences`; models trained with `span_loss: "crf"`, else a
+        `ConfigurationError`). A sentence that cannot be parsed raises the error: `InputError`
+        for a bad sentence (empty, control characters, too long, ...).
         """
-        request = _request(sentence, tags, explain)
+        request = _request(sentence, tags, explain, confidence)
         return ParseResult.from_output(self.predictor.predict_json(request), "tags" in request)
 
     def parse_many(
@@ -215,6 +224,7 @@ class Parser:
         batch_size: int = 32,
         progress: bool = False,
         explain: bool = False,
+        confidence: bool = False,
     ) -> Iterator[ParseResult]:
         """
         The parses of `sentences` (each raw text, a list of words or a request such as
@@ -224,6 +234,7 @@ class Parser:
         that cannot be parsed does not stop the others: its result has `error` set to
         `"sentence K: what was wrong"`, K its 0-based position in `sentences`. A batch with such
         a sentence is parsed again one sentence at a time, so that only that one is lost.
+        `explain` and `confidence` as for `parse`, for every sentence.
         """
         if isinstance(sentences, (str, Mapping)):
             raise TypeError(
@@ -245,7 +256,7 @@ class Parser:
                 batch = list(islice(iterator, batch_size))
                 if not batch:
                     return
-                results = self._parse_batch(batch, start, explain)
+                results = self._parse_batch(batch, start, explain, confidence)
                 if bar is not None:
                     bar.update(len(batch))
                 yield from results
@@ -255,14 +266,14 @@ class Parser:
                 bar.close()
 
     def _parse_batch(
-        self, batch: List[Sentence], start: int, explain: bool
+        self, batch: List[Sentence], start: int, explain: bool, confidence: bool = False
     ) -> List[ParseResult]:
         """The results of the sentences `batch`, the first at position `start` of the input."""
         results: List[Optional[ParseResult]] = [None] * len(batch)
         requests: List[Tuple[int, Dict[str, Any]]] = []
         for offset, sentence in enumerate(batch):
             try:
-                requests.append((offset, _request_of(sentence, explain)))
+                requests.append((offset, _request_of(sentence, explain, confidence)))
             except InputError as error:
                 results[offset] = _failed(start + offset, error)
         try:
@@ -308,7 +319,7 @@ def _check_archive(path: str) -> None:
 
 
 def _request(
-    sentence: Any, tags: Optional[Sequence[str]], explain: bool
+    sentence: Any, tags: Optional[Sequence[str]], explain: bool, confidence: bool = False
 ) -> Dict[str, Any]:
     """The predictor request of a sentence given as text or a list of words (and tags)."""
     if isinstance(sentence, str):
@@ -323,18 +334,22 @@ def _request(
         request["tags"] = list(tags) if isinstance(tags, (list, tuple)) else tags
     if explain:
         request["explain"] = True
+    if confidence:
+        request["confidence"] = True
     return request
 
 
-def _request_of(sentence: Sentence, explain: bool) -> Dict[str, Any]:
-    """The request of one item of `parse_many`: a request as given (with `explain`), or that of
-    a text or list of words."""
+def _request_of(sentence: Sentence, explain: bool, confidence: bool = False) -> Dict[str, Any]:
+    """The request of one item of `parse_many`: a request as given (with `explain` and
+    `confidence`), or that of a text or list of words."""
     if isinstance(sentence, Mapping):
         request = dict(sentence)
         if explain:
             request["explain"] = True
+        if confidence:
+            request["confidence"] = True
         return request
-    return _request(sentence, None, explain)
+    return _request(sentence, None, explain, confidence)
 
 
 def _failed(position: int, error: Exception) -> ParseResult:

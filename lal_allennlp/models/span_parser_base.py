@@ -149,7 +149,8 @@ class SpanParserBase(Model):
 
         A dict with `words`, `loss` when there is gold data, and when not training `trees`
         (per sentence an nltk `Tree` rooted in `TOP`) and `labelled_spans` (per sentence its
-        constituents `(start, end_exclusive, label)`), plus what subclasses add.
+        constituents `(start, end_exclusive, label)`), plus what subclasses add; when a
+        sentence's metadata has `confidence` true, `span_confidences` (`_span_confidences`).
         """
         words = [m["words"] for m in metadata]
         mask, encoded = self._encode(tokens, words)
@@ -180,6 +181,10 @@ class SpanParserBase(Model):
             self._update_metrics(output, metadata, mask, gold)
             if explain is not None and any(explain):
                 output.update(self._explain(output, fenceposts))
+            # The request's own switch (the predictor's `"confidence"`), in each metadata dict.
+            confidence = [bool(m.get("confidence", False)) for m in metadata]
+            if any(confidence):
+                output["span_confidences"] = self._span_confidences(chart, output, confidence)
         return output
 
     def _encode(
@@ -282,6 +287,44 @@ class SpanParserBase(Model):
             f"Explanations (label attention, head contributions) are given by lal_span_parser "
             f"models; {type(self).__name__} does not compute them."
         )
+
+    def _span_confidences(
+        self, chart: Any, output: Dict[str, Any], confidence: List[bool]
+    ) -> List[Optional[List[float]]]:
+        """
+        Per sentence, `None` unless `confidence` asks for it, else one number per constituent
+        of `labelled_spans` (in its order): the probability under the tree CRF that the tree
+        holds span `(i, j)` with exactly that label (`SpanChart.marginals`, the labelled
+        marginal; a unary chain such as `S+VP` is one label). Only a model trained as a CRF
+        (`span_loss: "crf"`) defines these probabilities: for the hinge loss the chart scores
+        are margins, not log-potentials, so the request is refused.
+        """
+        if self.span_loss != "crf":
+            raise ConfigurationError(
+                "Span confidences are marginal probabilities of the tree CRF: they need a model "
+                f'trained with span_loss: "crf", and this one was trained with span_loss: '
+                f'"{self.span_loss}". Leave out "confidence", or retrain with span_loss: "crf".'
+            )
+        if not isinstance(chart, SpanChart):
+            raise ConfigurationError(
+                f"Span confidences are given by lal_span_parser models; {type(self).__name__} "
+                "decodes spans and dependencies together, and the span CRF's marginals are not "
+                "the probabilities of its joint decode. Leave out \"confidence\"."
+            )
+        # One backward pass through the inside algorithm for the whole batch; prediction runs
+        # under `torch.no_grad()`, so gradients are switched on for this pass only.
+        with torch.enable_grad():
+            # shape (batch_size, max_length + 1, max_length + 1, num_columns)
+            marginals = chart.marginals()
+        confidences: List[Optional[List[float]]] = []
+        for b, (asked, spans) in enumerate(zip(confidence, output["spans"])):
+            if not asked:
+                confidences.append(None)
+                continue
+            # shape (num_constituents, 3): start, end, column
+            rows = torch.as_tensor(spans, dtype=torch.long, device=marginals.device).view(-1, 3)
+            confidences.append(marginals[b, rows[:, 0], rows[:, 1], rows[:, 2]].tolist())
+        return confidences
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """

@@ -23,6 +23,12 @@ With `"explain": true` (models with a label attention layer), also `label_attent
 head, the attention over `[START] words [STOP]`), `span_contributions` (per span of `spans`,
 the share of each head, summing to 1) and `explanation_note` (whether the contributions are
 exact); see `lal_allennlp/models/explanations.py`.
+
+With `"confidence": true` (models trained with `span_loss: "crf"`), also `span_confidences`:
+per span of `spans`, in its order, the probability under the tree CRF that the tree holds that
+span with exactly that label (its labelled marginal, one backward pass through the inside
+algorithm). A model trained with the hinge loss has no such probabilities: the request fails
+with a `ConfigurationError` saying so.
 """
 from typing import List, Optional
 
@@ -70,6 +76,9 @@ class ParserPredictor(CheckedPredictor):
         # The request's own switch, read by the model's forward (`explain`); every instance
         # of a predictor carries it, so instances batch together.
         instance.add_field("explain", MetadataField(bool(json_dict.get("explain", False))))
+        # `"confidence"` travels in the sentence's metadata, which the forward of every parser
+        # takes; `SpanParserBase._parse` reads it.
+        instance["metadata"].metadata["confidence"] = bool(json_dict.get("confidence", False))
         return instance
 
     def _text_to_instance(self, tokens: List[str], tags: Optional[List[str]]) -> Instance:
@@ -77,7 +86,17 @@ class ParserPredictor(CheckedPredictor):
 
     def _output(self, output: JsonDict, instance: Instance) -> JsonDict:
         explain = "explain" in instance.fields and instance["explain"].metadata
-        return self._select(output, explain)
+        result = self._select(output, explain)
+        if instance["metadata"].metadata.get("confidence", False):
+            if output.get("span_confidences") is None:
+                raise ConfigurationError(
+                    "Span confidences are the tree CRF's marginals, given by lal_span_parser "
+                    f'models trained with span_loss: "crf"; this {type(self._model).__name__} '
+                    'gives none. Leave out "confidence".'
+                )
+            # Plain Python floats already (`tolist()` in the model), as explanations are.
+            result["span_confidences"] = output["span_confidences"]
+        return result
 
     @staticmethod
     def _select(output: JsonDict, explain: bool = False) -> JsonDict:
