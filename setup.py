@@ -51,12 +51,14 @@ setup(
     python_requires=">=3.10",
     packages=packages,
     include_package_data=False,
+    package_data={"lal_allennlp.serving": ["page.html"]},
     install_requires=["numpy", "numba", "nltk", "torch"],
     entry_points={
         "console_scripts": [
             "lal-parse=lal_allennlp.commands.parse:main",
             "lal-explain=lal_allennlp.commands.explain:main",
             "lal-score-unsupervised=lal_allennlp.commands.score_unsupervised:main",
+            "lal-serve=lal_allennlp.commands.serve:main",
         ],
         # spaCy finds the `lal_parser` pipeline component here, without an import.
         "spacy_factories": ["lal_parser = lal_allennlp.spacy_component:make_lal_parser"],

@@ -121,6 +121,27 @@ class ParseResult:
             )
         return self.conllu
 
+    def to_json(self) -> Dict[str, Any]:
+        """The result as the predictor's JSON output names it (`tree` for `tree_string`, the
+        explanation's keys at the top level, `conllu` for models with heads), leaving out what
+        the model does not give; a failed result is `{"error": ...}`."""
+        if self.error is not None:
+            return {"error": self.error}
+        output: Dict[str, Any] = {"words": self.words}
+        for key, value in (
+            ("pos_tags", self.pos_tags),
+            ("tree", self.tree_string),
+            ("spans", None if self.spans is None else [list(span) for span in self.spans]),
+            ("heads", self.heads),
+            ("dependency_labels", self.dependency_labels),
+            ("conllu", self.conllu),
+            ("span_confidences", self.span_confidences),
+        ):
+            if value is not None:
+                output[key] = value
+        output.update(self.explanation or {})
+        return output
+
     @classmethod
     def from_output(cls, output: Mapping[str, Any], tags_given: bool = False) -> "ParseResult":
         """The result of a predictor's JSON `output`; `tags_given`: whether the request had
@@ -164,6 +185,49 @@ class Parser:
     def __init__(self, predictor: CheckedPredictor) -> None:
         self.predictor = predictor
 
+    @property
+    def model(self) -> Any:
+        """The AllenNLP model parsing."""
+        return self.predictor._model
+
+    @property
+    def explains(self) -> bool:
+        """Whether `explain=True` gives explanations: label attention for span parsers whose
+        encoder holds a Label Attention Layer, link probabilities for the Tree Transformer."""
+        from lal_allennlp.models.explanations import find_label_attention
+        from lal_allennlp.models.span_parser import SpanConstituencyParser
+        from lal_allennlp.models.tree_transformer_lm import TreeTransformerLanguageModel
+
+        if isinstance(self.model, TreeTransformerLanguageModel):
+            return True
+        return isinstance(self.model, SpanConstituencyParser) and (
+            find_label_attention(self.model.encoder) is not None
+        )
+
+    @property
+    def gives_trees(self) -> bool:
+        """Whether results have constituency trees (all but the dependency parser's)."""
+        from lal_allennlp.models.stack_attention_parser import StackAttentionParser
+
+        return not isinstance(self.model, StackAttentionParser)
+
+    @property
+    def gives_confidences(self) -> bool:
+        """Whether `confidence=True` works: constituency models trained as a tree CRF."""
+        return getattr(self.model, "span_loss", None) == "crf"
+
+    def check(self, sentence: Sentence) -> None:
+        """Raises the `InputError` that parsing `sentence` (as `parse_many` takes it) would
+        raise for a bad sentence (wrong type, empty, control characters, too long, tags that
+        do not fit), without parsing it: for callers that refuse a whole request up front."""
+        request = _request_of(sentence, False)
+        try:
+            self.predictor._json_to_instance(request)
+        except InputError:
+            raise
+        except (TypeError, ValueError, KeyError) as error:
+            raise InputError(str(error)) from error
+
     @classmethod
     def load(
         cls,
@@ -197,6 +261,7 @@ class Parser:
                 f"parsers: load it with allennlp's Predictor.from_archive instead"
             )
         predictor.max_words = max_words
+        predictor.raise_limit = "load the parser with a higher max_words (None: no limit)"
         return cls(predictor)
 
     def parse(

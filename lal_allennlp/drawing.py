@@ -379,3 +379,73 @@ def html_page(
         " .tree{overflow-x:auto} .failed{color:#b03a2e}</style></head><body>\n"
         f"<h1>{_xml(page_title)}</h1>\n" + "\n".join(sections) + "\n</body></html>\n"
     )
+
+
+def heatmap_svg(
+    values: Sequence[Sequence[float]],
+    row_names: Sequence[str],
+    column_names: Sequence[str],
+    title: str = "",
+    cell: float = 12.0,
+) -> str:
+    """
+    An SVG heatmap of the matrix `values` (one row per entry of `row_names`, one column per
+    entry of `column_names`): each cell shaded from light (the matrix's smallest value) to dark
+    (its largest), with the row, column and value in the cell's `<title>` tooltip. Row names
+    are written on the left, column names above the columns, turned to read upwards.
+
+    Used by `lal-serve`'s page for the label attention of each head over the words (heads x
+    words) and for each constituent's head contributions (constituents x heads).
+
+    # Raises
+
+    `ValueError` if a row is missing or has the wrong number of values.
+    """
+    if len(values) != len(row_names):
+        raise ValueError(f"{len(values)} rows of values for {len(row_names)} row names")
+    for index, row in enumerate(values):
+        if len(row) != len(column_names):
+            raise ValueError(
+                f"row {index} has {len(row)} values for {len(column_names)} column names"
+            )
+    flat = [value for row in values for value in row]
+    low, high = (min(flat), max(flat)) if flat else (0.0, 1.0)
+    scale = (high - low) or 1.0
+    small = _ARC_FONT_SIZE
+    left = max((text_width(name, small) for name in row_names), default=0.0) + 8
+    top = max((text_width(name, small) for name in column_names), default=0.0) + 8
+    title_height = FONT_SIZE + 10 if title else 0
+    top += title_height
+    cells = []
+    for r, (name, row) in enumerate(zip(row_names, values)):
+        for c, value in enumerate(row):
+            cells.append(
+                f'<rect x="{_number(left + c * cell)}" y="{_number(top + r * cell)}" '
+                f'width="{_number(cell)}" height="{_number(cell)}" '
+                f'fill="{_shade((value - low) / scale)}"><title>{_xml(name)}, '
+                f"{_xml(column_names[c])}: {value:.3f}</title></rect>"
+            )
+    texts = [
+        f'<text x="{_number(left - 4)}" y="{_number(top + (r + 0.5) * cell)}" '
+        f'text-anchor="end">{_xml(name)}</text>'
+        for r, name in enumerate(row_names)
+    ]
+    for c, name in enumerate(column_names):
+        x, y = left + (c + 0.5) * cell, top - 4
+        texts.append(
+            f'<text x="{_number(x)}" y="{_number(y)}" text-anchor="start" '
+            f'transform="rotate(-90 {_number(x)} {_number(y)})">{_xml(name)}</text>'
+        )
+    if title:
+        texts.append(
+            f'<text x="{_MARGIN}" y="{_number(FONT_SIZE)}" text-anchor="start" '
+            f'font-size="{FONT_SIZE}">{_xml(title)}</text>'
+        )
+    width = math.ceil(left + len(column_names) * cell + _MARGIN)
+    height = math.ceil(top + len(row_names) * cell + _MARGIN)
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" '
+        f'font-size="{small}" dominant-baseline="central" role="img">'
+        f"<title>{_xml(title)}</title>{''.join(cells)}{''.join(texts)}</svg>"
+    )

@@ -74,6 +74,9 @@ class CheckedPredictor(Predictor):
     ) -> None:
         super().__init__(model, dataset_reader, frozen)
         self.max_words = max_words
+        # How a user of this predictor raises `max_words`, for the message of a long sentence;
+        # `Parser.load` and `lal-serve` say it their own way.
+        self.raise_limit = _RAISE_LIMIT
         # Non-blank JSON lines read so far by `load_line`.
         self._lines_read = 0
 
@@ -103,7 +106,7 @@ class CheckedPredictor(Predictor):
 
     def _check_length(self, words: Sequence[str]) -> None:
         """Raises an `InputError` for a sentence longer than `max_words`."""
-        check_length(len(words), self.max_words, _RAISE_LIMIT)
+        check_length(len(words), self.max_words, self.raise_limit)
 
     def _output(self, output: JsonDict, instance: Instance) -> JsonDict:
         """The JSON output of one sentence from the model's human-readable output."""

@@ -1,0 +1,368 @@
+"""
+The web server of `lal-serve`: a FastAPI application around a `Parser`.
+
+- `GET /`: a page where one types sentences and sees each parse drawn (tree, dependency arcs,
+  confidence shading), and for label attention parsers the attention of every head over the
+  words and each constituent's head contributions (`page.html`).
+- `POST /parse`: `{"sentences": ["The cat sat.", ["A", "list", "of", "words"],
+  {"tokens": [...], "tags": [...]}], "explain": false, "confidence": false, "draw": false}` ->
+  `{"parses": [...]}`, one object per sentence with the fields of `ParseResult.to_json` (the
+  predictor's JSON output) and, with `draw`, SVG pictures under `"pictures"`.
+- `GET /health`: the model, what it can do, the server's limits and counters.
+- `GET /docs`, `GET /openapi.json`: FastAPI's OpenAPI description of the above.
+
+Concurrent requests are parsed together (`batching.RequestBatcher`). A bad request gets a 4xx
+answer `{"error": "what is wrong and what to do"}` before anything is parsed: 400 for a body
+that is not JSON, 413 for a body over `max_body_bytes`, 422 for wrong fields or types, too many
+sentences, or a sentence the parser refuses (empty, control characters, longer than
+`max_words`), naming the sentence as `sentences[K]`. Nothing a request holds stops the server.
+"""
+import logging
+from contextlib import asynccontextmanager
+from importlib import resources
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+
+from lal_allennlp.api import Parser, ParseResult
+from lal_allennlp.predictors.inputs import InputError, shorten
+from lal_allennlp.serving.batching import RequestBatcher
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_MAX_WORDS = 300
+"""Longest sentence the server parses by default: a batch waits for its longest sentence, so a
+server answering many users keeps them short (`lal-serve --max-words`)."""
+DEFAULT_MAX_SENTENCES = 64
+DEFAULT_MAX_BODY_BYTES = 1 << 20
+
+
+class SentenceRequest(BaseModel):
+    """A sentence given as words, with optional POS tags (one per word)."""
+
+    model_config = ConfigDict(extra="forbid")
+    tokens: List[StrictStr]
+    tags: Optional[List[StrictStr]] = None
+
+
+class ParseRequest(BaseModel):
+    """The body of `POST /parse`."""
+
+    model_config = ConfigDict(extra="forbid")
+    sentences: List[Union[StrictStr, List[StrictStr], SentenceRequest]] = Field(
+        min_length=1,
+        description="Raw text (split into Penn Treebank tokens), a list of words, or "
+        '{"tokens": [...], "tags": [...]}',
+    )
+    explain: StrictBool = Field(
+        False, description="Label attention and head contributions (label attention parsers), "
+        "link probabilities (Tree Transformer)",
+    )
+    confidence: StrictBool = Field(
+        False, description="The tree CRF's probability of each predicted constituent (models "
+        'trained with span_loss "crf")',
+    )
+    draw: StrictBool = Field(False, description='SVG pictures of each parse, under "pictures"')
+
+
+class SentenceParse(BaseModel):
+    """One sentence's parse: what the model gives of these fields, or `error`."""
+
+    words: Optional[List[str]] = None
+    pos_tags: Optional[List[str]] = None
+    tree: Optional[str] = None
+    spans: Optional[List[Tuple[int, int, str]]] = None
+    heads: Optional[List[int]] = None
+    dependency_labels: Optional[List[str]] = None
+    conllu: Optional[str] = None
+    span_confidences: Optional[List[float]] = None
+    label_attention: Optional[List[List[float]]] = None
+    span_contributions: Optional[List[List[float]]] = None
+    explanation_note: Optional[str] = None
+    link_probabilities: Optional[List[List[float]]] = None
+    pictures: Optional[Dict[str, str]] = None
+    error: Optional[str] = None
+
+
+class ParseResponse(BaseModel):
+    parses: List[SentenceParse]
+
+
+class ErrorResponse(BaseModel):
+    error: str
+
+
+def _sentence_of(item: Union[str, List[str], SentenceRequest]) -> Any:
+    """A request sentence as `Parser.parse_many` takes it."""
+    if isinstance(item, SentenceRequest):
+        return item.model_dump(exclude_none=True)
+    return item
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def pictures(result: ParseResult) -> Dict[str, str]:
+    """SVG pictures of a parse: `tree` (with arcs and confidence shading when the result has
+    them), `attention` (heads x words), `contributions` (constituents x heads) and `links`
+    (the Tree Transformer's layers x word boundaries), those the result has data for."""
+    from lal_allennlp.drawing import heatmap_svg, tree_svg
+
+    drawn: Dict[str, str] = {}
+    words = result.words
+    if result.tree_string is not None:
+        confidences = None
+        if result.span_confidences is not None and result.spans is not None:
+            confidences = dict(zip(result.spans, result.span_confidences))
+        drawn["tree"] = tree_svg(
+            result.tree, result.heads, result.dependency_labels, confidences=confidences
+        )
+    explanation = result.explanation or {}
+    if "label_attention" in explanation:
+        attention = explanation["label_attention"]
+        drawn["attention"] = heatmap_svg(
+            attention,
+            [f"head {head + 1}" for head in range(len(attention))],
+            ["[START]", *words, "[STOP]"],
+            title="Label attention: each head's weights over the words",
+        )
+    if "span_contributions" in explanation and result.spans:
+        contributions = explanation["span_contributions"]
+        num_heads = len(contributions[0]) if contributions else 0
+        names = []
+        for start, end, label in result.spans:
+            text = " ".join(words[start:end])
+            names.append(f"{label} {text if len(text) <= 40 else text[:37] + '...'}")
+        drawn["contributions"] = heatmap_svg(
+            contributions,
+            names,
+            [str(head + 1) for head in range(num_heads)],
+            title="Each constituent's head contributions (head number across)",
+            cell=9.0,
+        )
+    if "link_probabilities" in explanation and len(words) > 1:
+        links = explanation["link_probabilities"]
+        drawn["links"] = heatmap_svg(
+            links,
+            [f"layer {layer}" for layer in range(len(links))],
+            [f"{words[k]}|{words[k + 1]}" for k in range(len(words) - 1)],
+            title="Link probabilities between neighbouring words, by layer",
+        )
+    return drawn
+
+
+def create_app(
+    parser: Parser,
+    model_name: str = "model",
+    max_batch: int = 32,
+    batch_window: float = 0.005,
+    batching: bool = True,
+    max_sentences: int = DEFAULT_MAX_SENTENCES,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+) -> FastAPI:
+    """
+    The application serving `parser` (whose `predictor.max_words` limits sentence length).
+    `max_batch` sentences at most per batch, `batch_window` seconds for a batch to fill (see
+    `RequestBatcher`); `batching=False` parses each request on its own. At most
+    `max_sentences` sentences per request and `max_body_bytes` bytes per body.
+    """
+
+    def parse_batch(sentences: List[Any]) -> List[ParseResult]:
+        return list(parser.parse_many(sentences, batch_size=max(1, len(sentences))))
+
+    batcher = RequestBatcher(
+        parse_batch,
+        max_batch=max_batch,
+        window=batch_window if batching else 0.0,
+        max_batch_requests=None if batching else 1,
+    )
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        batcher.start()
+        try:
+            yield
+        finally:
+            await batcher.stop()
+
+    app = FastAPI(
+        title="lal-allennlp parser",
+        description="Constituency and dependency parses from a trained lal-allennlp model.",
+        lifespan=lifespan,
+    )
+    app.state.parser = parser
+    app.state.batcher = batcher
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, error: RequestValidationError) -> JSONResponse:
+        content_type = request.headers.get("content-type", "")
+        if content_type.split(";")[0].strip().lower() != "application/json":
+            return _error(415, f"The body must be JSON, sent with Content-Type: "
+                          f"application/json (got {content_type or 'none'!r})")
+        problems = error.errors()
+        for problem in problems:
+            if problem.get("type") == "json_invalid":
+                where = problem.get("ctx", {}).get("error", "")
+                return _error(400, f"The body is not valid JSON ({where}): send a JSON object "
+                              'such as {"sentences": ["The cat sat."]}')
+        # One message per place: pydantic reports a sentence of the wrong kind once per kind
+        # it could have been (string, list of words, object), the first with the sentence.
+        messages: Dict[str, str] = {}
+        for problem in problems:
+            location = [part for part in problem.get("loc", ()) if part != "body"]
+            if len(location) >= 2 and location[0] == "sentences" and isinstance(location[1], int):
+                place = f"sentences[{location[1]}]"
+                message = (f"must be a string, a list of strings or "
+                           f'{{"tokens": [...], "tags": [...]}}, got {shorten(problem["input"])}')
+            else:
+                place = ".".join(map(str, location)) or "body"
+                message = str(problem.get("msg"))
+            messages.setdefault(place, f"{place}: {message}")
+        problems = list(messages.values())
+        described = problems[:10]
+        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
+        return _error(
+            422,
+            "; ".join(described) + more + '. Send {"sentences": [...]} with each sentence a '
+            'string, a list of words or {"tokens": [...], "tags": [...]}.',
+        )
+
+    @app.exception_handler(HTTPException)
+    async def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        return JSONResponse(
+            {"error": str(error.detail)}, status_code=error.status_code, headers=error.headers
+        )
+
+    @app.get("/", response_class=HTMLResponse, include_in_schema=False)
+    async def page() -> HTMLResponse:
+        return HTMLResponse(resources.files(__package__).joinpath("page.html").read_text("utf-8"))
+
+    @app.get("/health")
+    async def health() -> Dict[str, Any]:
+        """The model served, what it can do, the limits, and how much was parsed."""
+        return {
+            "status": "ok",
+            "model": model_name,
+            "model_type": type(parser.model).__name__,
+            "tree": parser.gives_trees,
+            "explain": parser.explains,
+            "confidence": parser.gives_confidences,
+            "batching": {
+                "enabled": batching,
+                "max_batch": max_batch,
+                "window_ms": batch_window * 1000 if batching else 0.0,
+            },
+            "max_words": parser.predictor.max_words,
+            "max_sentences": max_sentences,
+            "max_body_bytes": max_body_bytes,
+            "waiting": batcher.waiting,
+            "batches": batcher.batches,
+            "sentences_parsed": batcher.items,
+        }
+
+    @app.post(
+        "/parse",
+        responses={
+            200: {"model": ParseResponse},
+            400: {"model": ErrorResponse},
+            413: {"model": ErrorResponse},
+            415: {"model": ErrorResponse},
+            422: {"model": ErrorResponse},
+        },
+    )
+    async def parse(body: ParseRequest) -> JSONResponse:
+        """Parses the sentences, together with those of concurrent requests."""
+        if len(body.sentences) > max_sentences:
+            return _error(422, f"{len(body.sentences)} sentences, more than the limit of "
+                          f"{max_sentences} per request: send them in several requests")
+        if body.explain and not parser.explains:
+            return _error(422, f'"explain" needs a label attention parser or a Tree '
+                          f"Transformer; this model is a {type(parser.model).__name__}: leave it "
+                          f"out")
+        if body.confidence and not parser.gives_confidences:
+            return _error(422, '"confidence" needs a model trained with span_loss "crf" (the '
+                          "tree CRF's marginals); this one is not: leave it out")
+        sentences = []
+        for index, item in enumerate(body.sentences):
+            sentence = _sentence_of(item)
+            try:
+                parser.check(sentence)
+            except InputError as error:
+                return _error(422, f"sentences[{index}]: {error}")
+            if body.explain or body.confidence:
+                request = sentence if isinstance(sentence, dict) else _as_request(sentence)
+                request.update(explain=body.explain, confidence=body.confidence)
+                sentence = request
+            sentences.append(sentence)
+        try:
+            results = await batcher.submit(sentences)
+        except Exception as error:  # the whole batch failed: a fault of ours, not the request's
+            logger.exception("A batch failed")
+            return _error(500, f"Parsing failed: {type(error).__name__}: {error}")
+        parses = []
+        for index, result in enumerate(results):
+            if result.error is not None:
+                # `parse_many` names the position in its own batch: name it in the request.
+                message = result.error.split(": ", 1)[-1]
+                parses.append({"error": f"sentences[{index}]: {message}"})
+                continue
+            output = result.to_json()
+            if body.draw:
+                output["pictures"] = await run_in_threadpool(pictures, result)
+            parses.append(output)
+        return JSONResponse({"parses": parses})
+
+    return app
+
+
+def _as_request(sentence: Union[str, List[str]]) -> Dict[str, Any]:
+    return {"sentence": sentence} if isinstance(sentence, str) else {"tokens": list(sentence)}
+
+
+class BodyLimit:
+    """
+    ASGI middleware answering 413 to a request whose body is over `max_bytes`: at once when its
+    `Content-Length` says so, else when the bytes read pass the limit (a chunked body), so a
+    huge body is never read into memory whole.
+    """
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    def _message(self) -> str:
+        return (f"The request body is over the limit of {self.max_bytes} bytes: send fewer "
+                f"sentences per request")
+
+    async def __call__(self, scope: Dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope.get("headers") or [])
+        length = headers.get(b"content-length")
+        if length is not None:
+            if not length.isdigit():
+                await _error(400, "Content-Length is not a number")(scope, receive, send)
+                return
+            if int(length) > self.max_bytes:
+                await _error(413, self._message())(scope, receive, send)
+                return
+        received = 0
+
+        async def limited_receive() -> Dict[str, Any]:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_bytes:
+                    raise HTTPException(413, self._message())
+            return message
+
+        await self.app(scope, limited_receive, send)
