@@ -99,7 +99,8 @@ class RequestBatcher:
         for _, future in left:
             if not future.done():
                 future.set_exception(RuntimeError("the server is shutting down"))
-        self._executor.shutdown(wait=True)
+        # Waits for the batch being parsed, without blocking the event loop meanwhile.
+        await asyncio.get_running_loop().run_in_executor(None, self._executor.shutdown)
         self._task = self._queue = self._executor = self._carried = None
 
     async def submit(self, items: List[Any]) -> List[Any]:
