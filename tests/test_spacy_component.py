@@ -1,20 +1,19 @@
 """The spaCy component `lal_parser` on a blank English pipeline with a sentencizer and tiny
 archives: each sentence's tree and heads are those `Parser.parse` gives for its tokens, the
-benepar-style span attributes agree with the tree, `nlp.pipe` equals one doc at a time, and a
-sentence that fails leaves the others parsed."""
+benepar-style span attributes agree with the tree, `nlp.pipe` equals one doc at a time, a
+sentence that fails leaves the others parsed, and with `confidence` (a CRF-trained archive) each
+constituent's `_.confidence` is the probability `Parser.parse` gives its labelled span."""
 import logging
-from contextlib import chdir
 from typing import Dict, List, Tuple
 
 import pytest
 import spacy
-from allennlp.commands.train import train_model_from_file
+from allennlp.common.checks import ConfigurationError
 from nltk import Tree
 from spacy.tokens import Doc, Span
 
 from lal_allennlp.api import Parser, ParseResult
 from lal_allennlp.spacy_component import LalParserComponent  # also registers the factory
-from tests.conftest import FIXTURES_ROOT, REPO_ROOT
 
 # Two sentences, brackets in a token, and a white-space token (the double space).
 TEXT = "The (old) cat sat  on the mat. Dogs bark."
@@ -22,19 +21,9 @@ TEXTS = [TEXT, "It rained. She gave him the book that he wanted.", "Dogs bark.",
 
 
 @pytest.fixture(scope="module")
-def archives(tmp_path_factory) -> Dict[str, str]:
+def archives(fixture_archive) -> Dict[str, str]:
     """One-epoch archives of the joint and dependency fixture configs."""
-    paths = {}
-    for family in ("joint_parser", "stack_attention"):
-        directory = tmp_path_factory.mktemp(family) / "run"
-        with chdir(REPO_ROOT):  # the configs' data paths are relative to the repository root
-            train_model_from_file(
-                str(FIXTURES_ROOT / family / "experiment.jsonnet"),
-                str(directory),
-                overrides='{"trainer.num_epochs": 1}',
-            )
-        paths[family] = str(directory / "model.tar.gz")
-    return paths
+    return {family: fixture_archive(family) for family in ("joint_parser", "stack_attention")}
 
 
 def _pipeline(archive: str, **config) -> spacy.language.Language:
@@ -305,3 +294,98 @@ def test_a_tree_without_the_punctuation_is_not_set(caplog):
         "lal_parser: the tree of sentence 0 of the doc, 'Dogs bark.', has 2 words for its 3 "
         "tokens (a model that leaves out punctuation?): its tree is not set"
     ]
+
+
+@pytest.fixture(scope="module")
+def crf_archive(fixture_archive) -> str:
+    """A one-epoch `lal_span_parser` with a Label Attention Layer, trained as a tree CRF."""
+    return fixture_archive("lal_parser")
+
+
+def test_each_constituent_s_confidence_is_that_of_its_labelled_span(crf_archive):
+    # One sentence per forward pass, as `Parser.parse`: the same numbers, to the last bit (in
+    # batches, padding changes the float32 sums in the last digits).
+    nlp = _pipeline(crf_archive, confidence=True, batch_size=1)
+    parser = Parser.load(crf_archive)
+    checked = 0
+    for doc in nlp.pipe(TEXTS):
+        for sentence in doc.sents:
+            words = _words(sentence)
+            position = {index: word for word, index in enumerate(words)}
+            result = parser.parse([doc[index].text for index in words], confidence=True)
+            assert sentence._.parse_string == _without_top(result.tree_string)
+            expected = dict(zip(result.spans, result.span_confidences))
+            found = set()
+            for span in _constituents(sentence):
+                span_words = _words(span)
+                key = (
+                    position[span_words[0]],
+                    position[span_words[-1]] + 1,
+                    "+".join(span._.labels),
+                )
+                if key in expected:
+                    assert span._.confidence == expected[key]
+                    assert 0.0 <= span._.confidence <= 1.0
+                    found.add(key)
+                else:  # a word with only its POS tag, or a sentence without a label of its own
+                    assert span._.confidence is None
+                    assert span._.labels in ((), ("TOP",))
+                    assert span._.labels == () or span == sentence
+            # The sentence: that of its labels under `TOP`, none when `TOP` is its only label.
+            assert (sentence._.confidence is None) == (sentence._.labels == ("TOP",))
+            # Every labelled span of the parse is a constituent with its confidence.
+            assert found == set(result.spans)
+            checked += len(found)
+            # A span that is not a constituent (up to white space at its ends) has none.
+            keys = {(_words(span)[0], _words(span)[-1]) for span in _constituents(sentence)}
+            for i in range(len(sentence)):
+                for j in range(i + 1, len(sentence) + 1):
+                    span_words = _words(sentence[i:j])
+                    if not span_words or (span_words[0], span_words[-1]) not in keys:
+                        assert sentence[i:j]._.confidence is None
+    assert checked
+
+
+def test_without_confidence_there_are_none(crf_archive):
+    doc = _pipeline(crf_archive)(TEXT)
+    for sentence in doc.sents:
+        assert sentence._.parse_string is not None
+        assert all(span._.confidence is None for span in _constituents(sentence))
+
+
+def test_confidence_with_a_model_not_trained_as_a_crf_is_refused(archives):
+    # The joint parser's fixture config keeps the default hinge loss.
+    with pytest.raises(ConfigurationError, match=r'confidence=True .* span_loss: "crf"') as error:
+        _pipeline(archives["joint_parser"], confidence=True)
+    assert "set the component's confidence to false" in str(error.value)
+    assert 'span_loss: "hinge"' in str(error.value)
+
+
+def test_a_unary_chain_s_confidence_is_that_of_its_joined_label():
+    # Results with confidences as `Parser.parse_many(..., confidence=True)` gives them.
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    result = ParseResult(
+        words=["Go", "home"],
+        pos_tags=["VB", "RB"],
+        tree_string="(TOP (S (VP (VB Go) (ADVP (RB home)))))",
+        spans=[(0, 2, "S+VP"), (1, 2, "ADVP")],
+        span_confidences=[0.75, 0.5],
+    )
+    component = LalParserComponent(nlp, "lal_parser", _FixedParser(result), batch_size=8)
+    doc = component(nlp("Go home"))
+    go, home = doc[:]._.children
+    assert (doc[:]._.labels, doc[:]._.confidence) == (("S", "VP"), 0.75)
+    assert (home._.labels, home._.confidence) == (("ADVP",), 0.5)
+    assert (go._.labels, go._.confidence) == ((), None)
+    # The whole tree under `TOP` when no label covers the sentence: no confidence.
+    result = ParseResult(
+        words=["Go", "home"],
+        tree_string="(TOP (VB Go) (ADVP (RB home)))",
+        spans=[(1, 2, "ADVP")],
+        span_confidences=[0.5],
+    )
+    component = LalParserComponent(nlp, "lal_parser", _FixedParser(result), batch_size=8)
+    doc = component(nlp("Go home"))
+    assert (doc[:]._.labels, doc[:]._.confidence) == (("TOP",), None)
+    assert doc[1:]._.confidence == 0.5
