@@ -53,10 +53,12 @@ def resident_mib(pid: int) -> float:
     raise RuntimeError(f"no VmRSS for process {pid}")
 
 
-def start_server(archive: str, port: int, batching: bool, max_words: int) -> subprocess.Popen:
+def start_server(
+    archive: str, port: int, batching: bool, max_words: int, window_ms: float
+) -> subprocess.Popen:
     command = [
         str(Path(sys.executable).parent / "lal-serve"), archive, "--port", str(port),
-        "--max-words", str(max_words),
+        "--max-words", str(max_words), "--batch-window-ms", str(window_ms),
     ]
     if not batching:
         command.append("--no-batching")
@@ -130,6 +132,8 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 8, 32])
     parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--batch-window-ms", type=float, default=5.0,
+                        help="the batched server's collection window (lal-serve's default: 5)")
     parser.add_argument("--json", help="also write the results here")
     args = parser.parse_args()
     if not os.path.exists(args.archive):
@@ -141,7 +145,9 @@ def main() -> None:
     url = f"http://127.0.0.1:{args.port}/parse"
     results = []
     for batching in (True, False):
-        server = start_server(args.archive, args.port, batching, max_words)
+        server = start_server(
+            args.archive, args.port, batching, max_words, args.batch_window_ms
+        )
         try:
             memory_start = resident_mib(server.pid)
             asyncio.run(load(url, sentences, 2, 5.0))  # warm-up: numba, allocator, sockets
@@ -156,7 +162,7 @@ def main() -> None:
             server.wait(60)
 
     print(f"{len(sentences)} sentences of {args.treebank}, {args.seconds:.0f} s per row, "
-          f"model {args.archive}, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+          f"model {args.archive}, batch window {args.batch_window_ms} ms, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("\n| server | clients | requests/s | p50 (ms) | p99 (ms) | errors | RSS start / end (MiB) |")
     print("|---|---:|---:|---:|---:|---:|---|")
     for row in results:

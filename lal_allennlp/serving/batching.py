@@ -34,9 +34,10 @@ class RequestBatcher:
         At most this many items per call: the batch is closed when it is reached. A request
         with more items than this is parsed alone, in one call.
     window : `float`, optional (default = `0.005`)
-        Seconds the first request of a batch waits for others to join it. Requests that arrive
-        while a batch is being parsed join the next batch without waiting at all, so under load
-        batches fill up whatever the window; 0 batches only those.
+        Seconds the first request of a batch waits for others to join it, while the server is
+        busy (the last batch held more than one request). Requests that arrive while a batch is
+        being parsed join the next batch without waiting at all. A lone client's requests never
+        wait: with one request at a time, a window would only add its length to every answer.
     max_batch_requests : `Optional[int]`, optional (default = `None`)
         At most this many requests per call (`None`: no limit besides `max_batch`); 1 turns
         batching off.
@@ -68,6 +69,7 @@ class RequestBatcher:
         # first.
         self._carried: Optional[Job] = None
         self._in_flight: List[Job] = []  # the batch being parsed
+        self._last_batch_requests = 0
 
     @property
     def waiting(self) -> int:
@@ -128,7 +130,8 @@ class RequestBatcher:
         else:
             jobs = [await self._queue.get()]
         size = len(jobs[0][0])
-        deadline = loop.time() + self.window
+        busy = self._last_batch_requests > 1
+        deadline = loop.time() + (self.window if busy else 0.0)
         while not self._full(jobs, size):
             if not self._queue.empty():
                 job = self._queue.get_nowait()
@@ -159,6 +162,7 @@ class RequestBatcher:
                 continue
             items = [item for job_items, _ in jobs for item in job_items]
             self._in_flight = jobs
+            self._last_batch_requests = len(jobs)
             try:
                 results = await loop.run_in_executor(self._executor, self.parse, items)
                 if len(results) != len(items):

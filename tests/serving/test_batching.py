@@ -77,24 +77,43 @@ def test_without_batching_each_request_is_one_call():
     assert (batcher.batches, batcher.items) == (3, 4)
 
 
-def test_the_window_waits_for_late_requests():
-    """A request that comes 20 ms after the first joins its batch when the window is long
-    (10 s: the batch closes because it is full, not because the window ends)."""
+def test_a_busy_server_waits_the_window_for_late_requests():
+    """Once a batch has held several requests, a request that comes 20 ms after the first of
+    the next batch joins it when the window is long (10 s: the batch closes because it is full,
+    not because the window ends)."""
     parse = Recorder()
 
     async def scenario():
         batcher = RequestBatcher(parse, max_batch=3, window=10.0)
         batcher.start()
         try:
+            busy = await asyncio.gather(batcher.submit([7]), batcher.submit([8]))
             first = asyncio.ensure_future(batcher.submit([1, 2]))
             await asyncio.sleep(0.02)
             second = await batcher.submit([3])
-            return await first, second
+            return busy, await first, second
         finally:
             await batcher.stop()
 
-    assert run(scenario()) == ([10, 20], [30])
-    assert parse.calls == [[1, 2, 3]]
+    assert run(scenario()) == ([[70], [80]], [10, 20], [30])
+    assert parse.calls == [[7, 8], [1, 2, 3]]
+
+
+def test_a_lone_client_never_waits_the_window():
+    """One request at a time: each is parsed at once, not after the 60 s window (the 30 s
+    limit here is only reached if it waits)."""
+    parse = Recorder()
+
+    async def scenario():
+        batcher = RequestBatcher(parse, max_batch=32, window=60.0)
+        batcher.start()
+        try:
+            return [await asyncio.wait_for(batcher.submit([k]), 30) for k in range(3)]
+        finally:
+            await batcher.stop()
+
+    assert run(scenario()) == [[0], [10], [20]]
+    assert parse.calls == [[0], [1], [2]]
 
 
 def test_a_failing_batch_fails_its_requests_only_and_the_batcher_goes_on():
