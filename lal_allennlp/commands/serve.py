@@ -30,6 +30,9 @@ def build_argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--max-batch", type=int, default=32,
                         help="most sentences parsed together (default 32)")
+    parser.add_argument("--forward-batch", type=int, default=8,
+                        help="sentences per pass through the model within a batch, sorted by "
+                        "length (default 8)")
     parser.add_argument("--batch-window-ms", type=float, default=5.0,
                         help="how long a request waits for others to share its batch (default 5)")
     parser.add_argument("--no-batching", action="store_true",
@@ -48,7 +51,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = build_argument_parser().parse_args(argv)
-    for name in ("max_batch", "max_words", "max_sentences", "max_body_bytes"):
+    for name in ("max_batch", "forward_batch", "max_words", "max_sentences", "max_body_bytes"):
         if getattr(args, name) < 1:
             print(f"lal-serve: --{name.replace('_', '-')} must be at least 1", file=sys.stderr)
             return 2
@@ -71,6 +74,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser,
         model_name=args.archive,
         max_batch=args.max_batch,
+        forward_batch=args.forward_batch,
         batch_window=args.batch_window_ms / 1000,
         batching=not args.no_batching,
         max_sentences=args.max_sentences,

@@ -161,6 +161,7 @@ def create_app(
     parser: Parser,
     model_name: str = "model",
     max_batch: int = 32,
+    forward_batch: int = 8,
     batch_window: float = 0.005,
     batching: bool = True,
     max_sentences: int = DEFAULT_MAX_SENTENCES,
@@ -169,12 +170,21 @@ def create_app(
     """
     The application serving `parser` (whose `predictor.max_words` limits sentence length).
     `max_batch` sentences at most per batch, `batch_window` seconds for a batch to fill (see
-    `RequestBatcher`); `batching=False` parses each request on its own. At most
+    `RequestBatcher`); `batching=False` parses each request on its own. A batch is sorted by
+    length and goes through the model `forward_batch` sentences at a time. At most
     `max_sentences` sentences per request and `max_body_bytes` bytes per body.
     """
 
     def parse_batch(sentences: List[Any]) -> List[ParseResult]:
-        return list(parser.parse_many(sentences, batch_size=max(1, len(sentences))))
+        # Sorted by length and parsed `forward_batch` at a time: on a CPU, passes of a few
+        # sentences of similar length are faster per sentence than one pass over all of them
+        # (less padding, smaller attention matrices), see benchmarks/README.md.
+        order = sorted(range(len(sentences)), key=lambda k: _rough_length(sentences[k]))
+        results: List[Optional[ParseResult]] = [None] * len(sentences)
+        parsed = parser.parse_many([sentences[k] for k in order], batch_size=forward_batch)
+        for k, result in zip(order, parsed):
+            results[k] = result
+        return results  # type: ignore[return-value]
 
     batcher = RequestBatcher(
         parse_batch,
@@ -257,6 +267,7 @@ def create_app(
             "batching": {
                 "enabled": batching,
                 "max_batch": max_batch,
+                "forward_batch": forward_batch,
                 "window_ms": batch_window * 1000 if batching else 0.0,
             },
             "max_words": parser.predictor.max_words,
@@ -320,6 +331,15 @@ def create_app(
         return JSONResponse({"parses": parses})
 
     return app
+
+
+def _rough_length(sentence: Any) -> int:
+    """A sentence's length in words, near enough to sort a batch by (text: white-space words)."""
+    if isinstance(sentence, str):
+        return len(sentence.split())
+    if isinstance(sentence, dict):
+        return len(sentence.get("tokens") or str(sentence.get("sentence", "")).split())
+    return len(sentence)
 
 
 def _as_request(sentence: Union[str, List[str]]) -> Dict[str, Any]:
