@@ -411,7 +411,7 @@ def heatmap_svg(
     flat = [value for row in values for value in row]
     low, high = (min(flat), max(flat)) if flat else (0.0, 1.0)
     scale = (high - low) or 1.0
-    small = _ARC_FONT_SIZE
+    small = min(_ARC_FONT_SIZE, cell)  # names no taller than their row
     left = max((text_width(name, small) for name in row_names), default=0.0) + 8
     top = max((text_width(name, small) for name in column_names), default=0.0) + 8
     title_height = FONT_SIZE + 10 if title else 0
@@ -441,7 +441,9 @@ def heatmap_svg(
             f'<text x="{_MARGIN}" y="{_number(FONT_SIZE)}" text-anchor="start" '
             f'font-size="{FONT_SIZE}">{_xml(title)}</text>'
         )
-    width = math.ceil(left + len(column_names) * cell + _MARGIN)
+    width = math.ceil(
+        max(left + len(column_names) * cell, _MARGIN + text_width(title)) + _MARGIN
+    )
     height = math.ceil(top + len(row_names) * cell + _MARGIN)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="heatmap" width="{width}" '

@@ -125,12 +125,15 @@ def pictures(result: ParseResult) -> Dict[str, str]:
         )
     explanation = result.explanation or {}
     if "label_attention" in explanation:
-        attention = explanation["label_attention"]
+        attention = explanation["label_attention"]  # heads x ([START] words [STOP])
+        # Drawn words down, heads across: a label attention layer has many heads (112 in the
+        # paper), which read better side by side than stacked.
         drawn["attention"] = heatmap_svg(
-            attention,
-            [f"head {head + 1}" for head in range(len(attention))],
+            [list(column) for column in zip(*attention)],
             ["[START]", *words, "[STOP]"],
-            title="Label attention: each head's weights over the words",
+            [str(head + 1) for head in range(len(attention))],
+            title="Label attention: the weight of each word (row) in each head (column)",
+            cell=9.0,
         )
     if "span_contributions" in explanation and result.spans:
         contributions = explanation["span_contributions"]

@@ -87,6 +87,8 @@ def test_pictures_draw_the_parse(client, lal):
     assert drawn.count("p = ") == len(labels) - 1
     num_heads = len(parse["label_attention"])
     assert pictures["attention"].count("<rect") == num_heads * (len(parse["words"]) + 2)
+    # Words down, heads across: the first row's first cell is [START] in head 1.
+    assert "<title>[START], 1: " in pictures["attention"]
     assert pictures["contributions"].count("<rect") == len(parse["spans"]) * num_heads
 
 
