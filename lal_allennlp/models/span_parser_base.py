@@ -66,6 +66,15 @@ class SpanParserBase(Model):
         use its tags in the output trees. If `False`, output trees use the tags given with
         the input, or `UNK` when there are none.
     pos_tag_loss_weight : `float`, optional (default = `1.0`)
+    pos_tag_input : `str`, optional (default = `"encoder"`)
+        What the tagger reads per word: `"encoder"` (the parser's encoder output),
+        `"embedder"` (the text field embedder's output, e.g. the transformer's word vectors,
+        before the encoder), or `"both"` (the two concatenated). A label attention encoder's
+        output is made for spans (per-head slices of a few dimensions); the transformer's
+        word vectors carry the word's category more directly.
+    pos_tag_hidden_dim : `Optional[int]`, optional (default = `None`)
+        `None`: a linear tagger. A number: an MLP tagger with one hidden layer of that size
+        (linear, layer norm, ReLU, dropout, linear), as in Kitaev et al. (2019).
     span_loss : `str`, optional (default = `"hinge"`)
         `"hinge"`: the structured margin loss of Stern et al. (2017) and Kitaev & Klein (2018),
         as in the papers. `"crf"`: the tree CRF's negative log-likelihood (dense gradients on
@@ -90,6 +99,8 @@ class SpanParserBase(Model):
         dropout: float = 0.2,
         predict_pos_tags: bool = True,
         pos_tag_loss_weight: float = 1.0,
+        pos_tag_input: str = "encoder",
+        pos_tag_hidden_dim: Optional[int] = None,
         span_loss: str = "hinge",
         evalb_preset: str = "collins",
         evalb_parameter_file: Optional[str] = None,
@@ -129,8 +140,29 @@ class SpanParserBase(Model):
         )
         self.predict_pos_tags = predict_pos_tags
         self.pos_tag_loss_weight = pos_tag_loss_weight
+        if pos_tag_input not in ("encoder", "embedder", "both"):
+            raise ConfigurationError(
+                f'pos_tag_input must be "encoder", "embedder" or "both", got "{pos_tag_input}".'
+            )
+        self.pos_tag_input = pos_tag_input
         if predict_pos_tags:
-            self.tag_projection = torch.nn.Linear(encoder_dim, vocab.get_vocab_size("pos_tags"))
+            tag_input_dim = {
+                "encoder": encoder_dim,
+                "embedder": text_field_embedder.get_output_dim(),
+                "both": encoder_dim + text_field_embedder.get_output_dim(),
+            }[pos_tag_input]
+            num_tags = vocab.get_vocab_size("pos_tags")
+            if pos_tag_hidden_dim is None:
+                self.tag_projection = torch.nn.Linear(tag_input_dim, num_tags)
+            else:
+                self.tag_projection = torch.nn.Sequential(
+                    # No bias: the layer norm right after it would cancel it.
+                    torch.nn.Linear(tag_input_dim, pos_tag_hidden_dim, bias=False),
+                    torch.nn.LayerNorm(pos_tag_hidden_dim),
+                    torch.nn.ReLU(),
+                    FastDropout(dropout),
+                    torch.nn.Linear(pos_tag_hidden_dim, num_tags),
+                )
             self.tag_accuracy = CategoricalAccuracy()
         self.evalb = EvalbMetric(evalb_preset, evalb_parameter_file, gold_tags=evalb_gold_tags)
 
@@ -153,13 +185,13 @@ class SpanParserBase(Model):
         sentence's metadata has `confidence` true, `span_confidences` (`_span_confidences`).
         """
         words = [m["words"] for m in metadata]
-        mask, encoded = self._encode(tokens, words)
+        mask, encoded, embedded = self._encode(tokens, words)
         # shape (batch_size, max_length + 1, encoder_dim)
         fenceposts = fencepost_features(encoded, self.span_partitions)
         chart = self._chart(encoded, fenceposts, mask)
         loss = self._loss(chart, encoded, mask, gold)
         # shape (batch_size, max_length, num_pos_tags), or None
-        tag_logits = self.tag_projection(encoded[:, 1:-1]) if self.predict_pos_tags else None
+        tag_logits = self._tag_logits(encoded, embedded) if self.predict_pos_tags else None
         if tag_logits is not None and gold.get("pos_tags") is not None:
             gold_tags = gold["pos_tags"]
             # A gold tag the vocabulary lacks (UNSEEN_LABEL) has no term in the loss; the
@@ -187,13 +219,26 @@ class SpanParserBase(Model):
                 output["span_confidences"] = self._span_confidences(chart, output, confidence)
         return output
 
+    def _tag_logits(self, encoded: torch.Tensor, embedded: torch.Tensor) -> torch.Tensor:
+        """POS tag scores `(batch_size, max_length, num_pos_tags)` from what `pos_tag_input`
+        names: the encoder output at the words (without `[START]`/`[STOP]`), the embedder's,
+        or both."""
+        if self.pos_tag_input == "encoder":
+            features = encoded[:, 1:-1]
+        elif self.pos_tag_input == "embedder":
+            features = embedded
+        else:
+            features = torch.cat([encoded[:, 1:-1], embedded], dim=-1)
+        return self.tag_projection(features)
+
     def _encode(
         self, tokens: TextFieldTensors, words: Optional[List[List[str]]] = None
-    ) -> Tuple[torch.BoolTensor, torch.Tensor]:
+    ) -> Tuple[torch.BoolTensor, torch.Tensor, torch.Tensor]:
         """
-        The word mask `(batch_size, max_length)` and the encoder output over `[START] words
-        [STOP]`, `(batch_size, max_length + 2, encoder_dim)`, dropout applied. `words` name
-        the sentences in the error for one longer than the transformer can read.
+        The word mask `(batch_size, max_length)`, the encoder output over `[START] words
+        [STOP]`, `(batch_size, max_length + 2, encoder_dim)`, and the embedder output over the
+        words, `(batch_size, max_length, embedding_dim)`, dropout applied to both. `words`
+        name the sentences in the error for one longer than the transformer can read.
         """
         mask = util.get_text_field_mask(tokens)
         try:
@@ -206,7 +251,7 @@ class SpanParserBase(Model):
         bounded, bounded_mask = self.boundaries(embedded, mask)
         # shape (batch_size, max_length + 2, encoder_dim)
         encoded = self.dropout(self.encoder(bounded, bounded_mask))
-        return mask, encoded
+        return mask, encoded, embedded
 
     def _span_chart(self, fenceposts: torch.Tensor, mask: torch.BoolTensor) -> SpanChart:
         """The chart of span label scores (the empty label's column fixed at 0)."""

@@ -174,3 +174,52 @@ def test_given_tags_reach_the_output_of_a_model_that_does_not_predict_tags(tmp_p
     assert [tag for _, tag in Tree.fromstring(result["tree"]).pos()] == tags
     untagged = predictor.predict_json({"tokens": ["The", "cat", "sat", "."]})
     assert untagged["pos_tags"] == ["UNK"] * 4
+
+
+class TestTaggerInputs(ModelTestCase):
+    """`pos_tag_input` and `pos_tag_hidden_dim`: the tagger reads what it is told to, and every
+    variant trains, saves and loads."""
+
+    def setup_method(self):
+        super().setup_method()
+        self.set_up_model(CONFIG, FIXTURES_ROOT / "ptb" / "train")
+
+    @pytest.mark.parametrize(
+        "overrides",
+        [
+            '{"model.pos_tag_input": "embedder", "model.pos_tag_hidden_dim": 12}',
+            '{"model.pos_tag_input": "both"}',
+        ],
+    )
+    def test_variants_train_save_and_load(self, overrides):
+        self.ensure_model_can_train_save_and_load(CONFIG, overrides=overrides)
+
+    def _model(self, **options) -> Model:
+        params = Params.from_file(str(CONFIG)).pop("model")
+        params.params.update(options)
+        torch.manual_seed(0)
+        model = Model.from_params(vocab=self.vocab, params=params)
+        model.eval()
+        return model
+
+    def _tag_logits(self, model: Model) -> torch.Tensor:
+        batch = Batch(self.instances[:3])
+        batch.index_instances(self.vocab)
+        tensors = batch.as_tensor_dict()
+        _, encoded, embedded = model._encode(tensors["tokens"])
+        return model._tag_logits(encoded, embedded)
+
+    @pytest.mark.parametrize("tag_input, follows_encoder", [("embedder", False), ("both", True)])
+    def test_the_tagger_reads_what_it_is_told(self, tag_input, follows_encoder):
+        model = self._model(pos_tag_input=tag_input, pos_tag_hidden_dim=10)
+        before = self._tag_logits(model)
+        with torch.no_grad():
+            for parameter in model.encoder.parameters():
+                parameter.add_(1.0)
+        after = self._tag_logits(model)
+        assert before.shape[-1] == self.vocab.get_vocab_size("pos_tags")
+        assert torch.equal(before, after) is not follows_encoder
+
+    def test_an_unknown_tagger_input_is_refused(self):
+        with pytest.raises(ConfigurationError, match='pos_tag_input must be "encoder"'):
+            self._model(pos_tag_input="words")
