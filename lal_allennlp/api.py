@@ -223,7 +223,7 @@ class Parser:
         """Raises the `InputError` that parsing `sentence` (as `parse_many` takes it) would
         raise for a bad sentence (wrong type, empty, control characters, too long, tags that
         do not fit), without parsing it: for callers that refuse a whole request up front."""
-        request = _request_of(sentence, False)
+        request = as_request(sentence, False)
         try:
             self.predictor._json_to_instance(request)
         except InputError:
@@ -341,7 +341,7 @@ class Parser:
         requests: List[Tuple[int, Dict[str, Any]]] = []
         for offset, sentence in enumerate(batch):
             try:
-                requests.append((offset, _request_of(sentence, explain, confidence)))
+                requests.append((offset, as_request(sentence, explain, confidence)))
             except InputError as error:
                 results[offset] = _failed(start + offset, error)
         try:
@@ -407,9 +407,10 @@ def _request(
     return request
 
 
-def _request_of(sentence: Sentence, explain: bool, confidence: bool = False) -> Dict[str, Any]:
-    """The request of one item of `parse_many`: a request as given (with `explain` and
-    `confidence`), or that of a text or list of words."""
+def as_request(sentence: Sentence, explain: bool, confidence: bool = False) -> Dict[str, Any]:
+    """The predictor request of one item of `parse_many`: a request as given (a copy, with
+    `explain` and `confidence` when true), or that of a text or list of words. Callers that
+    batch sentences of different requests (`lal-serve`) give each its own switches this way."""
     if isinstance(sentence, Mapping):
         request = dict(sentence)
         if explain:

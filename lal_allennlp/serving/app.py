@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from lal_allennlp.api import Parser, ParseResult
+from lal_allennlp.api import Parser, ParseResult, as_request
 from lal_allennlp.predictors.inputs import InputError, shorten
 from lal_allennlp.serving.batching import RequestBatcher
 
@@ -98,7 +98,7 @@ class ErrorResponse(BaseModel):
 
 
 def _sentence_of(item: Union[str, List[str], SentenceRequest]) -> Any:
-    """A request sentence as `Parser.parse_many` takes it."""
+    """A sentence of the body as `Parser.parse_many` takes it."""
     if isinstance(item, SentenceRequest):
         return item.model_dump(exclude_none=True)
     return item
@@ -178,7 +178,7 @@ def create_app(
     `max_sentences` sentences per request and `max_body_bytes` bytes per body.
     """
 
-    def parse_batch(sentences: List[Any]) -> List[ParseResult]:
+    def parse_batch(sentences: List[Dict[str, Any]]) -> List[ParseResult]:
         # Sorted by length and parsed `forward_batch` at a time: on a CPU, passes of a few
         # sentences of similar length are faster per sentence than one pass over all of them
         # (less padding, smaller attention matrices), see benchmarks/README.md.
@@ -303,20 +303,18 @@ def create_app(
         if body.confidence and not parser.gives_confidences:
             return _error(422, '"confidence" needs a model trained with span_loss "crf" (the '
                           "tree CRF's marginals); this one is not: leave it out")
-        sentences = []
+        # Each sentence a predictor request with this request's own switches, since a batch
+        # holds the sentences of several requests.
+        requests = []
         for index, item in enumerate(body.sentences):
-            sentence = _sentence_of(item)
             try:
-                parser.check(sentence)
+                request = as_request(_sentence_of(item), body.explain, body.confidence)
+                parser.check(request)
             except InputError as error:
                 return _error(422, f"sentences[{index}]: {error}")
-            if body.explain or body.confidence:
-                request = sentence if isinstance(sentence, dict) else _as_request(sentence)
-                request.update(explain=body.explain, confidence=body.confidence)
-                sentence = request
-            sentences.append(sentence)
+            requests.append(request)
         try:
-            results = await batcher.submit(sentences)
+            results = await batcher.submit(requests)
         except Exception as error:  # the whole batch failed: a fault of ours, not the request's
             logger.exception("A batch failed")
             return _error(500, f"Parsing failed: {type(error).__name__}: {error}")
@@ -336,17 +334,11 @@ def create_app(
     return app
 
 
-def _rough_length(sentence: Any) -> int:
-    """A sentence's length in words, near enough to sort a batch by (text: white-space words)."""
-    if isinstance(sentence, str):
-        return len(sentence.split())
-    if isinstance(sentence, dict):
-        return len(sentence.get("tokens") or str(sentence.get("sentence", "")).split())
-    return len(sentence)
-
-
-def _as_request(sentence: Union[str, List[str]]) -> Dict[str, Any]:
-    return {"sentence": sentence} if isinstance(sentence, str) else {"tokens": list(sentence)}
+def _rough_length(request: Dict[str, Any]) -> int:
+    """A request's length in words, near enough to sort a batch by (text: white-space words)."""
+    if "tokens" in request:
+        return len(request["tokens"])
+    return len(request["sentence"].split())
 
 
 class BodyLimit:
