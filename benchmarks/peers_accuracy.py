@@ -33,7 +33,7 @@ What the script does:
    ``metrics.json``, for allennlp runs).
 3. Parses the dev set with each trained model on the CPU in a separate process
    (``benchmarks/peers_worker.py``, under the system's own Python; batches of similar length,
-   model loading and a warm-up batch excluded) and reads that process's peak resident memory;
+   model loading and a warm-up batch excluded; the median of ``--repeats`` passes, 3) and reads that process's peak resident memory;
    then, in the same process, parses one sentence of each ``--probe`` length until one fails
    (an error, or more than ``--limit-mib`` resident memory: 8 GiB).
 4. Gives every predicted tree the gold POS tags (EVALB deletes punctuation by tag; the systems
@@ -207,6 +207,23 @@ def train_allennlp(
     return {"train_seconds": seconds, "epochs": args.epochs, "model": model}
 
 
+def reused_run(run_dir: str) -> Dict:
+    """Training figures and model of an earlier run: an allennlp serialization directory
+    (``metrics.json``), or a system's directory of an earlier run of this script
+    (``result.json``; SuPar's runs too)."""
+    previous = os.path.join(run_dir, "result.json")
+    if not os.path.exists(os.path.join(run_dir, "metrics.json")) and os.path.exists(previous):
+        with open(previous) as result_file:
+            row = json.load(result_file)
+        return {
+            "train_seconds": row["train_seconds"],
+            "epochs": row["epochs"],
+            "model": row["model"],
+            "reused": run_dir,
+        }
+    return reused_allennlp(run_dir)
+
+
 def reused_allennlp(run_dir: str) -> Dict:
     with open(os.path.join(run_dir, "metrics.json")) as metrics_file:
         metrics = json.load(metrics_file)
@@ -244,6 +261,9 @@ def parse(system: str, model: str, data: Dict, args: argparse.Namespace, out_dir
     log = os.path.join(out_dir, "parse.log")
     full = [python, WORKER, command, model, data["dev"], raw, "--threads", str(args.threads)]
     full += ["--batch-size", str(args.batch_size), "--limit-mib", str(args.limit_mib)]
+    full += ["--repeats", str(args.repeats)]
+    if command == "parse-ours" and args.precision:
+        full += ["--precision", args.precision]
     if args.probe:
         full += ["--probe"] + [str(length) for length in args.probe]
     _, peak_kib = run(full, log, environment(args.minilm_dir))
@@ -253,6 +273,7 @@ def parse(system: str, model: str, data: Dict, args: argparse.Namespace, out_dir
         "raw": raw,
         "sentences_per_s": timing["sentences"] / timing["seconds"],
         "parse_peak_mib": peak_kib / 1024,
+        "embedder_precision": args.precision if command == "parse-ours" else None,
         "probe": timing.get("probe") or [],
     }
 
@@ -377,7 +398,8 @@ def format_table(rows: List[Dict], data: Dict, args: argparse.Namespace, command
         "(COLLINS.prm) on the dev prediction file, gold POS tags put into every prediction; "
         "'C EVALB' is allennlp's bundled evalb.c on the same files (its summary lines must "
         "equal ours). Parse: the whole dev set from gold tokens in a separate process, batches "
-        f"of {args.batch_size} similar-length sentences, model loading excluded from sentences/s; "
+        f"of {args.batch_size} similar-length sentences, model loading excluded from sentences/s "
+        f"(the median of {args.repeats} passes over dev after a warm-up batch); "
         "peak RSS of that process (model loaded, all sentences parsed). Longest sentence: then "
         f"one sentence of each of {args.probe} words (dev words repeated) in the same process, "
         f"until one fails or the process's peak RSS passes {args.limit_mib:,.0f} MiB.",
@@ -389,8 +411,11 @@ def format_table(rows: List[Dict], data: Dict, args: argparse.Namespace, command
     for row in rows:
         minutes = row["train_seconds"] / 60
         reused = " (earlier run)" if row.get("reused") else ""
+        precision = (
+            f", transformer in {row['embedder_precision']}" if row.get("embedder_precision") else ""
+        )
         lines.append(
-            f"| {NAMES[row['system']]} | {row['epochs']} | {minutes:.1f} min{reused} "
+            f"| {NAMES[row['system']]}{precision} | {row['epochs']} | {minutes:.1f} min{reused} "
             f"| **{row['f1']:.2f}** | {row['precision']:.2f} | {row['recall']:.2f} "
             f"| {row['c_f1']:.2f} | {row['sentences_per_s']:.1f} | {row['parse_peak_mib']:,.0f} "
             f"| {longest(row['probe'])} |"
@@ -428,6 +453,7 @@ def main() -> None:
     )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--repeats", type=int, default=3, help="timed parses of dev (median)")
     parser.add_argument(
         "--probe",
         type=int,
@@ -441,7 +467,13 @@ def main() -> None:
         nargs="+",
         default=[],
         metavar="SYSTEM=DIR",
-        help="take an existing allennlp run (serialization dir) instead of training",
+        help="take an existing run instead of training: an allennlp serialization dir, or "
+        "a system's dir of an earlier run of this script (WORK_DIR/SYSTEM, with result.json)",
+    )
+    parser.add_argument(
+        "--precision",
+        choices=("float32", "bfloat16", "float16"),
+        help="our span parsers parse with this embedder_precision (default: the archive's)",
     )
     parser.add_argument(
         "--resume",
@@ -474,12 +506,12 @@ def main() -> None:
             with open(previous) as result_file:
                 row = dict(json.load(result_file), resumed=True)
             if row.get("reused"):  # training figures come from the run's metrics.json
-                row.update(reused_allennlp(row["reused"]))
+                row.update(reused_run(row["reused"]))
             rows.append(row)
             print(f"{system}: kept the row of {previous}", flush=True)
             continue
         if system in reuse:
-            trained = reused_allennlp(reuse[system])
+            trained = reused_run(reuse[system])
         elif system == "supar":
             trained = train_supar(data, args, os.path.join(out_dir, "model"))
         else:

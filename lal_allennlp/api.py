@@ -237,11 +237,14 @@ class Parser:
         path: Union[str, "os.PathLike[str]"],
         cuda_device: int = -1,
         max_words: Optional[int] = DEFAULT_MAX_WORDS,
+        precision: Optional[str] = None,
     ) -> "Parser":
         """
         The parser of a model archive (`model.tar.gz` of `allennlp train`, or the serialization
         directory holding its `config.json`), on the GPU `cuda_device` (-1: the CPU). Longer
         sentences than `max_words` words are refused with an `InputError` (`None`: no limit).
+        `precision` (`"float32"`, `"bfloat16"`, `"float16"`) overrides the span parsers'
+        `embedder_precision` (`None`: the archive's own setting).
         A missing path raises `FileNotFoundError`; a file that is not a model archive, or an
         archive of a model that is not one of this package's parsers, `ValueError`.
         """
@@ -257,6 +260,10 @@ class Parser:
             raise ValueError(
                 f"{path} is not a readable model archive ({problem}): expected {_ARCHIVE}"
             ) from error
+        if precision is not None:
+            from lal_allennlp.models.span_parser_base import set_embedder_precision
+
+            set_embedder_precision(archive.model, precision, path)
         predictor = Predictor.from_archive(archive)
         if not isinstance(predictor, CheckedPredictor):
             raise ValueError(

@@ -34,6 +34,9 @@ from lal_allennlp.modules.word_piece_limit import explain_too_long
 from lal_allennlp.structs import ChartLabels, SpanChart
 from lal_allennlp.syntax.trees import spans_to_tree, tree_pos, tree_to_string
 
+_AUTOCAST_DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
+"""`embedder_precision`'s values and the autocast dtype of each (None: no autocast)."""
+
 Gold = Dict[str, Optional[torch.Tensor]]
 """The gold tensors of a batch by field name (`pos_tags`, `gold_spans`, ...), None if absent."""
 
@@ -87,6 +90,14 @@ class SpanParserBase(Model):
     evalb_gold_tags : `bool`, optional (default = `False`)
         Score the predicted trees' brackets with the gold POS tags (`lal_evalb`'s
         `gold_tags`): every sentence counts whatever the predicted tags.
+    embedder_precision : `str`, optional (default = `"float32"`)
+        `"bfloat16"` or `"float16"`: the text field embedder (the pretrained transformer, most
+        of a parse's arithmetic) runs under `torch.autocast` with that dtype, in training and
+        parsing; its output goes on in float32, so the encoder, the scores and the decoder are
+        unchanged. A setting for an existing archive too: `-o '{"model.embedder_precision":
+        "bfloat16"}'`, `lal-parse --precision`, `Parser.load(..., precision=...)`. bfloat16
+        pays on CPUs with native bfloat16 arithmetic (AVX-512 BF16 or AMX); elsewhere torch
+        emulates it and it is slower than float32.
     """
 
     def __init__(
@@ -105,9 +116,11 @@ class SpanParserBase(Model):
         evalb_preset: str = "collins",
         evalb_parameter_file: Optional[str] = None,
         evalb_gold_tags: bool = False,
+        embedder_precision: str = "float32",
         **kwargs: Any,
     ) -> None:
         super().__init__(vocab, **kwargs)
+        self.embedder_precision = embedder_precision
         self.text_field_embedder = text_field_embedder
         # A pretrained transformer's dropout layers draw their masks with torch's CPU
         # bernoulli_; FastDropout draws the same kind of mask from fewer random bits.
@@ -242,8 +255,10 @@ class SpanParserBase(Model):
         """
         mask = util.get_text_field_mask(tokens)
         try:
-            # shape (batch_size, max_length, embedding_dim)
-            embedded = self.dropout(self.text_field_embedder(tokens))
+            with self._embedder_autocast(mask.device):
+                # shape (batch_size, max_length, embedding_dim)
+                embedded = self.text_field_embedder(tokens)
+            embedded = self.dropout(embedded.float())
         except (RuntimeError, IndexError) as error:
             explain_too_long(error, self.text_field_embedder, tokens, words)
             raise
@@ -252,6 +267,24 @@ class SpanParserBase(Model):
         # shape (batch_size, max_length + 2, encoder_dim)
         encoded = self.dropout(self.encoder(bounded, bounded_mask))
         return mask, encoded, embedded
+
+    @property
+    def embedder_precision(self) -> str:
+        return self._embedder_precision
+
+    @embedder_precision.setter
+    def embedder_precision(self, precision: str) -> None:
+        if precision not in _AUTOCAST_DTYPES:
+            raise ConfigurationError(
+                f"embedder_precision must be one of {sorted(_AUTOCAST_DTYPES)}, "
+                f'not "{precision}"'
+            )
+        self._embedder_precision = precision
+
+    def _embedder_autocast(self, device: torch.device) -> torch.autocast:
+        """`torch.autocast` in `embedder_precision` on `device` (disabled for float32)."""
+        dtype = _AUTOCAST_DTYPES[self._embedder_precision]
+        return torch.autocast(device.type, dtype=dtype, enabled=dtype is not None)
 
     def _span_chart(self, fenceposts: torch.Tensor, mask: torch.BoolTensor) -> SpanChart:
         """The chart of span label scores (the empty label's column fixed at 0)."""
@@ -395,3 +428,17 @@ class SpanParserBase(Model):
         return metrics
 
     default_predictor = "lal_parser"
+
+
+def set_embedder_precision(model: Model, precision: str, source: str) -> None:
+    """Sets `embedder_precision` of a loaded span parser (`source` names it in the error): a
+    `ValueError` for other models, which have no such setting, and for an unknown value."""
+    if not isinstance(model, SpanParserBase):
+        raise ValueError(
+            f"{source} holds a {type(model).__name__}, which has no embedder precision "
+            "setting: only the span parsers (lal_span_parser, lal_joint_parser) have one"
+        )
+    try:
+        model.embedder_precision = precision
+    except ConfigurationError as error:
+        raise ValueError(str(error)) from error
