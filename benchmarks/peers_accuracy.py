@@ -33,8 +33,8 @@ What the script does:
    ``metrics.json``, for allennlp runs).
 3. Parses the dev set with each trained model on the CPU in a separate process
    (``benchmarks/peers_worker.py``, under the system's own Python; batches of similar length,
-   model loading and a warm-up batch excluded; the median of ``--repeats`` passes, 3) and reads that process's peak resident memory;
-   then, in the same process, parses one sentence of each ``--probe`` length until one fails
+   model loading and a warm-up batch excluded; the median of ``--repeats`` passes, 3) and reads
+   that process's peak resident memory; then, in the same process, parses one sentence of each ``--probe`` length until one fails
    (an error, or more than ``--limit-mib`` resident memory: 8 GiB).
 4. Gives every predicted tree the gold POS tags (EVALB deletes punctuation by tag; the systems
    differ in whether they predict tags, and F1 is about brackets) and a ``TOP`` root, then
