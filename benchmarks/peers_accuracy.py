@@ -87,6 +87,10 @@ MAX_TRAIN_LENGTH = 100  # the `max_length` of our CPU configs
 OURS = {
     "span": ("training_config/span_parser_minilm_cpu.jsonnet", "span parser (MiniLM + BiLSTM)"),
     "lal": ("training_config/lal_minilm_cpu.jsonnet", "LAL parser (MiniLM 4 layers + LAL, CRF loss)"),
+    "lal-bf16": (
+        "training_config/lal_minilm_cpu_bf16.jsonnet",
+        "LAL parser, MiniLM in bfloat16 (training and parsing)",
+    ),
     "joint": ("training_config/joint_minilm_cpu.jsonnet", "joint span parser (MiniLM + BiLSTM)"),
     "kk": (
         "training_config/kk_factored_minilm_cpu.jsonnet",
@@ -197,14 +201,17 @@ def train_allennlp(
         env.update(TRAIN_PATH=data["train_dir"], DEV_PATH=data["dev_dir"])
     else:
         env.update(TRAIN_PATH=data["train"], DEV_PATH=data["dev"])
-    overrides = json.dumps({"trainer.num_epochs": args.epochs})
+    overrides = {"trainer.num_epochs": args.epochs}
+    if args.seed is not None:
+        overrides.update(random_seed=args.seed, numpy_seed=args.seed, pytorch_seed=args.seed)
+    overrides = json.dumps(overrides)
     allennlp = os.path.join(os.path.dirname(args.python), "allennlp")
     command = [args.python, allennlp, "train", config, "-s", out_dir, "-o", overrides]
     if system in OURS:
         command += ["--include-package", "lal_allennlp"]
     seconds, _ = run(command, out_dir + ".train.log", env)
     model = os.path.join(out_dir, "model.tar.gz")
-    return {"train_seconds": seconds, "epochs": args.epochs, "model": model}
+    return {"train_seconds": seconds, "epochs": args.epochs, "model": model, "seed": args.seed}
 
 
 def reused_run(run_dir: str) -> Dict:
@@ -244,12 +251,14 @@ def train_supar(data: Dict, args: argparse.Namespace, out_dir: str) -> Dict:
     model = os.path.join(out_dir, "model")
     # SuPar's own options before the sub-command, the sub-command's after it.
     command = [args.supar_python, WORKER, "train-supar", "--", "--device=-1", "-c", SUPAR_CONFIG]
+    if args.seed is not None:
+        command += [f"--seed={args.seed}"]
     command += ["-p", model, "--threads", str(args.threads), "train", "-b"]
     command += ["--encoder", "bert", "--bert", args.minilm_dir, "--embed", ""]
     command += ["--train", data["train"], "--dev", data["dev"], "--test", data["dev"]]
     command += [f"--epochs={args.epochs}"]  # a config key: only the = form reaches it
     seconds, _ = run(command, out_dir + ".train.log", environment(args.minilm_dir))
-    return {"train_seconds": seconds, "epochs": args.epochs, "model": model}
+    return {"train_seconds": seconds, "epochs": args.epochs, "model": model, "seed": args.seed}
 
 
 def parse(system: str, model: str, data: Dict, args: argparse.Namespace, out_dir: str) -> Dict:
@@ -394,7 +403,9 @@ def format_table(rows: List[Dict], data: Dict, args: argparse.Namespace, command
         "",
         f"Train {args.train} ({data['train_count']} sentences of at most {MAX_TRAIN_LENGTH} "
         f"words), dev {args.dev} ({data['dev_count']} sentences). Every system: MiniLM-L6 "
-        f"fine-tuned, {args.epochs} epoch(s), best epoch by dev F1. F1/P/R: the project's EVALB "
+        f"fine-tuned, {args.epochs} epoch(s), best epoch by dev F1"
+        + (f", training seed {args.seed}" if args.seed is not None else "")
+        + ". F1/P/R: the project's EVALB "
         "(COLLINS.prm) on the dev prediction file, gold POS tags put into every prediction; "
         "'C EVALB' is allennlp's bundled evalb.c on the same files (its summary lines must "
         "equal ours). Parse: the whole dev set from gold tokens in a separate process, batches "
@@ -453,6 +464,12 @@ def main() -> None:
     )
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument(
+        "--seed",
+        type=int,
+        help="the training seed of every system trained (SuPar's --seed; allennlp's random, "
+        "numpy and pytorch seeds); default: each system's own (SuPar 1, allennlp 13370/1337/133)",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="timed parses of dev (median)")
     parser.add_argument(
         "--probe",

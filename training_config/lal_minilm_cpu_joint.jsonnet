@@ -2,9 +2,12 @@
 // `lal_minilm_cpu.jsonnet` (MiniLM-L6, first 4 layers with a scalar mix, embeddings and layer 0
 // frozen -> one Label Attention Layer of 112 heads) with the joint span (HPSG) decoder of Zhou &
 // Zhao (2019) in place of the span-only CKY: joint span labels (with <H>) scored from the label
-// attention's per-head span features, biaffine arcs and dependency labels from its word vectors,
-// decoded together with lambda = 0.5. Tree CRF loss on the spans, the tagger an MLP on MiniLM's
-// word vectors, 14.5 minutes of training (`time_budget`), dev EVALB with gold POS tags.
+// attention's per-head span features, biaffine arcs and dependency labels from its word vectors
+// concatenated with MiniLM's (`dependency_input: both`), decoded together with lambda = 0.5.
+// Tree CRF loss on the spans, the tagger an MLP on MiniLM's word vectors, MiniLM under bfloat16
+// autocast (`embedder_precision`; on a CPU without native bfloat16 arithmetic, override it with
+// "float32", or fewer epochs fit), 14.5 minutes of training (`time_budget`), dev EVALB with
+// gold POS tags.
 //   TRAIN_PATH, DEV_PATH  e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
 //   DEPS_DIR              dependency files named like the tree files (wsj_0001.dp: Malt-TAB,
 //                         CoNLL-X or CoNLL-U), e.g. ../shared/data/ptb-sample/deps; the WSJ
@@ -35,6 +38,8 @@ parsers.cpu_training(
     evalb_gold_tags: true,
     pos_tag_input: 'embedder',
     pos_tag_hidden_dim: 250,
+    dependency_input: 'both',
+    embedder_precision: 'bfloat16',
   },
   batch_size=16,
   epochs=50,

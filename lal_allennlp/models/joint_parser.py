@@ -21,6 +21,7 @@ from typing import Any, Dict, List, Optional, Sequence
 
 import numpy as np
 import torch
+from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models.model import Model
 from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
@@ -95,6 +96,13 @@ class JointSpanParser(SpanParserBase):
         1 - lambda (Zhou & Zhao's and Mrini et al.'s best setting: 0.5).
     dependency_loss_weight : `float`, optional (default = `1.0`)
         Weight of the head and label cross-entropies in the loss.
+    dependency_input : `str`, optional (default = `"encoder"`)
+        What the arc and dependency label MLPs read per position (`[START]`, the root, and the
+        words): `"encoder"` (the encoder output), `"embedder"` (the text field embedder's
+        output with the learned `[START]` vector, e.g. the transformer's word vectors), or
+        `"both"` (the two concatenated), as `pos_tag_input` for the tagger. A label attention
+        encoder's output is sliced per label head for spans; heads and dependents may be read
+        better from the word vectors themselves.
     punctuation_tags : `Sequence[str]`, optional (default = `` `` '' , . : ``)
         Gold POS tags of the words left out of UAS/LAS (e.g. `["PU"]` for the CTB).
     initializer : `InitializerApplicator`, optional (default = `InitializerApplicator()`)
@@ -113,6 +121,7 @@ class JointSpanParser(SpanParserBase):
         dependency_label_dim: int = 100,
         span_weight: float = 0.5,
         dependency_loss_weight: float = 1.0,
+        dependency_input: str = "encoder",
         punctuation_tags: Sequence[str] = PTB_PUNCTUATION_TAGS,
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs: Any,
@@ -120,7 +129,17 @@ class JointSpanParser(SpanParserBase):
         super().__init__(vocab, text_field_embedder, encoder, **kwargs)
         if not 0.0 <= span_weight <= 1.0:
             raise ValueError(f"span_weight (lambda) must be in [0, 1], not {span_weight}")
-        encoder_dim = encoder.get_output_dim()
+        if dependency_input not in ("encoder", "embedder", "both"):
+            raise ConfigurationError(
+                'dependency_input must be "encoder", "embedder" or "both", '
+                f'got "{dependency_input}".'
+            )
+        self.dependency_input = dependency_input
+        encoder_dim = {
+            "encoder": encoder.get_output_dim(),
+            "embedder": text_field_embedder.get_output_dim(),
+            "both": encoder.get_output_dim() + text_field_embedder.get_output_dim(),
+        }[dependency_input]
         dropout = self.dropout.p
         self.arc_dependent = _MLP(encoder_dim, arc_dim, dropout)
         self.arc_head = _MLP(encoder_dim, arc_dim, dropout)
@@ -176,14 +195,33 @@ class JointSpanParser(SpanParserBase):
         }
         return self._parse(tokens, metadata, gold, explain)
 
-    def _chart(
-        self, encoded: torch.Tensor, fenceposts: torch.Tensor, mask: torch.BoolTensor
+    def _dependency_features(
+        self, encoded: torch.Tensor, embedded: torch.Tensor, mask: torch.BoolTensor
+    ) -> torch.Tensor:
+        """What the arc and label MLPs read (`dependency_input`) over `[START] words [STOP]`:
+        `(batch_size, max_length + 2, dim)`."""
+        if self.dependency_input == "encoder":
+            return encoded
+        # The embedder's words between the same learned [START] and [STOP] vectors that the
+        # encoder reads.
+        bounded, _ = self.boundaries(embedded, mask)
+        if self.dependency_input == "embedder":
+            return bounded
+        return torch.cat([encoded, bounded], dim=-1)
+
+    def _chart(  # type: ignore[override]
+        self,
+        encoded: torch.Tensor,
+        fenceposts: torch.Tensor,
+        mask: torch.BoolTensor,
+        embedded: torch.Tensor,
     ) -> JointSpanChart:
         """The span chart and, for each word, the log-probability of every head."""
         spans = self._span_chart(fenceposts, mask)
         max_length = mask.size(1)
+        features = self._dependency_features(encoded, embedded, mask)
         # [START] stands for the root: heads are positions 0..n, dependents the words 1..n.
-        heads_in, dependents_in = encoded[:, :-1], encoded[:, 1:-1]
+        heads_in, dependents_in = features[:, :-1], features[:, 1:-1]
         head_mask = torch.cat([mask.new_ones(mask.size(0), 1), mask], dim=1)
         # shape (batch_size, max_length, max_length + 1): [b, d - 1, h]
         arc_logits = self.arc_scorer(self.arc_dependent(dependents_in), self.arc_head(heads_in))
@@ -191,7 +229,9 @@ class JointSpanParser(SpanParserBase):
         words = torch.arange(max_length, device=mask.device)
         allowed[:, words, words + 1] = False  # no word is its own head
         arc_log_probs = util.masked_log_softmax(arc_logits, allowed, dim=-1)
-        return JointSpanChart(spans, arc_log_probs, self._decoder_columns, self.span_weight)
+        return JointSpanChart(
+            spans, arc_log_probs, self._decoder_columns, self.span_weight, features
+        )
 
     def _loss(  # type: ignore[override]
         self,
@@ -204,7 +244,7 @@ class JointSpanParser(SpanParserBase):
         loss = super()._loss(chart.spans, encoded, mask, gold)
         gold_heads, gold_labels = gold.get("gold_heads"), gold.get("gold_dependency_labels")
         if gold_heads is not None and gold_labels is not None:
-            label_logits = self._label_logits(encoded, gold_heads)
+            label_logits = self._label_logits(chart.word_features, gold_heads)
             # A gold label the vocabulary lacks (UNSEEN_LABEL) has no term in the label loss;
             # LAS counts it as wrong.
             known = mask & (gold_labels != UNSEEN_LABEL)
@@ -216,11 +256,12 @@ class JointSpanParser(SpanParserBase):
             loss = dependency_loss if loss is None else loss + dependency_loss
         return loss
 
-    def _label_logits(self, encoded: torch.Tensor, heads: torch.LongTensor) -> torch.Tensor:
-        """Label scores of each word with the given head: `(batch_size, max_length, labels)`."""
+    def _label_logits(self, features: torch.Tensor, heads: torch.LongTensor) -> torch.Tensor:
+        """Label scores of each word with the given head: `(batch_size, max_length, labels)`,
+        from `_dependency_features`."""
         # shape (batch_size, max_length, label_dim) and (batch_size, max_length + 1, label_dim)
-        label_dependents = self.label_dependent(encoded[:, 1:-1])
-        label_heads = self.label_head(encoded[:, :-1])
+        label_dependents = self.label_dependent(features[:, 1:-1])
+        label_heads = self.label_head(features[:, :-1])
         index = heads.unsqueeze(2).expand(-1, -1, label_heads.size(-1))
         # shape (batch_size, max_length, label_dim): the representation of each word's head
         chosen_heads = label_heads.gather(1, index)
@@ -248,7 +289,7 @@ class JointSpanParser(SpanParserBase):
         for b, sentence_heads in enumerate(heads):
             padded[b, : len(sentence_heads)] = sentence_heads
         predicted_heads = torch.as_tensor(padded, device=mask.device)
-        label_ids = self._label_logits(encoded, predicted_heads).argmax(-1)
+        label_ids = self._label_logits(chart.word_features, predicted_heads).argmax(-1)
         return {
             "trees": trees,
             "labelled_spans": [tree_to_spans(tree)[2] for tree in trees],

@@ -201,7 +201,7 @@ class SpanParserBase(Model):
         mask, encoded, embedded = self._encode(tokens, words)
         # shape (batch_size, max_length + 1, encoder_dim)
         fenceposts = fencepost_features(encoded, self.span_partitions)
-        chart = self._chart(encoded, fenceposts, mask)
+        chart = self._chart(encoded, fenceposts, mask, embedded)
         loss = self._loss(chart, encoded, mask, gold)
         # shape (batch_size, max_length, num_pos_tags), or None
         tag_logits = self._tag_logits(encoded, embedded) if self.predict_pos_tags else None
@@ -294,8 +294,15 @@ class SpanParserBase(Model):
         span_scores = self.span_label_scorer(fenceposts, starts, ends)
         return SpanChart.from_span_scores(span_scores, starts, ends, mask.sum(dim=1), max_length)
 
-    def _chart(self, encoded: torch.Tensor, fenceposts: torch.Tensor, mask: torch.BoolTensor):
-        """The structure this parser scores and decodes (a `SpanChart` here)."""
+    def _chart(
+        self,
+        encoded: torch.Tensor,
+        fenceposts: torch.Tensor,
+        mask: torch.BoolTensor,
+        embedded: torch.Tensor,
+    ):
+        """The structure this parser scores and decodes (a `SpanChart` here, from the
+        fenceposts only; `encoded` and `embedded` are `_encode`'s, for subclasses)."""
         return self._span_chart(fenceposts, mask)
 
     def _loss(

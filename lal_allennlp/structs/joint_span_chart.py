@@ -8,7 +8,7 @@ maximising `lambda * s(spans) + (1 - lambda) * sum_w log P(head(w) | w)`.
 The decoder numbers its labels differently from the chart: decoder label 0 is empty, 1 is
 `<H>`, then the other labels. `decoder_columns` maps one to the other.
 """
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -56,6 +56,9 @@ class JointSpanChart:
         `decoder_columns` of the chart's labels.
     span_weight : `float`
         The decoder's lambda.
+    word_features : `Optional[torch.Tensor]`, optional (default = `None`)
+        Shape `(batch_size, max_length + 2, dim)`: the per-position vectors the arcs were
+        scored from, kept for the dependency label classifier of the chosen heads.
     """
 
     def __init__(
@@ -64,8 +67,10 @@ class JointSpanChart:
         arc_log_probs: torch.Tensor,
         columns: Sequence[int],
         span_weight: float,
+        word_features: Optional[torch.Tensor] = None,
     ) -> None:
         self.spans = spans
+        self.word_features = word_features
         self.arc_log_probs = arc_log_probs
         self.columns = np.asarray(columns)
         self.span_weight = span_weight

@@ -61,6 +61,7 @@ def test_every_config_is_built_here():
         "lal_ablation_qv_noconc.jsonnet",
         "lal_bert_chinese_ctb.jsonnet",
         "lal_minilm_cpu.jsonnet",
+        "lal_minilm_cpu_bf16.jsonnet",
         "lal_minilm_cpu_joint.jsonnet",
         "lal_xlnet_ptb.jsonnet",
         "lal_xlnet_ptb_joint.jsonnet",

@@ -10,7 +10,8 @@ from lal_allennlp.structs import ChartLabels, JointSpanChart, SpanChart, decoder
 from lal_allennlp.structs.joint_span_chart import decoder_label_names
 from lal_allennlp.syntax.trees import tree_to_spans, tree_to_string
 from lal_allennlp.models.joint_parser import JointSpanParser, _PairLabelScorer
-from tests.conftest import FIXTURES_ROOT
+from lal_allennlp.modules import fencepost_features
+from tests.conftest import FIXTURES_ROOT, model_from_config
 
 CONFIG = FIXTURES_ROOT / "joint_parser" / "experiment.jsonnet"
 
@@ -46,10 +47,10 @@ class TestJointSpanParser(ModelTestCase):
         log_probs.scatter_(2, heads.unsqueeze(2), 0.0)
         metadata = [x["metadata"].metadata for x in instances]
         lengths = torch.tensor([len(meta["words"]) for meta in metadata])
-        joint = JointSpanChart(
-            SpanChart(chart, lengths), log_probs, model._decoder_columns, model.span_weight
-        )
         encoded = torch.randn(len(instances), max_length + 2, model.encoder.get_output_dim())
+        joint = JointSpanChart(
+            SpanChart(chart, lengths), log_probs, model._decoder_columns, model.span_weight, encoded
+        )
         mask = tensors["tokens"]["tokens"]["tokens"] > 0
         words = [meta["words"] for meta in metadata]
         tags = [meta["pos_tags"] for meta in metadata]
@@ -190,3 +191,58 @@ def test_conllu_predictor_and_lal_parse_format(tmp_path):
     )
     assert outputs[1] == "" and "line 2" in errors.getvalue()
     assert outputs[0].split("\n")[0].split("\t")[1] == "Dogs"
+
+
+class TestDependencyInputs(ModelTestCase):
+    """`dependency_input`: the arc and label MLPs read what they are told to, and every variant
+    trains, saves and loads."""
+
+    def setup_method(self):
+        super().setup_method()
+        self.set_up_model(CONFIG, FIXTURES_ROOT / "ptb" / "train")
+
+    @pytest.mark.parametrize("dependency_input", ["embedder", "both"])
+    def test_variants_train_save_and_load(self, dependency_input):
+        self.ensure_model_can_train_save_and_load(
+            CONFIG, overrides=f'{{"model.dependency_input": "{dependency_input}"}}'
+        )
+
+    def _model(self, **options) -> JointSpanParser:
+        return model_from_config(CONFIG, self.vocab, **options)
+
+    def _arc_and_label_scores(self, model: JointSpanParser):
+        batch = Batch(self.instances[:3])
+        batch.index_instances(self.vocab)
+        tensors = batch.as_tensor_dict()
+        mask, encoded, embedded = model._encode(tensors["tokens"])
+        fenceposts = fencepost_features(encoded, model.span_partitions)
+        chart = model._chart(encoded, fenceposts, mask, embedded)
+        heads = torch.zeros_like(mask, dtype=torch.long)
+        labels = model._label_logits(chart.word_features, heads)
+        return chart.word_features, chart.arc_log_probs, labels
+
+    @pytest.mark.parametrize(
+        "dependency_input, follows_encoder",
+        [("encoder", True), ("embedder", False), ("both", True)],
+    )
+    def test_the_dependency_scorers_read_what_they_are_told(
+        self, dependency_input, follows_encoder
+    ):
+        model = self._model(dependency_input=dependency_input)
+        before = self._arc_and_label_scores(model)
+        with torch.no_grad():
+            for parameter in model.encoder.parameters():
+                parameter.add_(1.0)
+        after = self._arc_and_label_scores(model)
+        for first, second in zip(before, after):  # features, arc scores, label scores
+            assert torch.equal(first, second) is not follows_encoder
+        before_features = before[0]
+        embedder_dim = model.text_field_embedder.get_output_dim()
+        encoder_dim = model.encoder.get_output_dim()
+        expected = {"encoder": encoder_dim, "embedder": embedder_dim,
+                    "both": encoder_dim + embedder_dim}[dependency_input]
+        assert before_features.size(-1) == expected
+
+    def test_an_unknown_input_is_refused(self):
+        with pytest.raises(ConfigurationError, match='dependency_input must be .*"words"'):
+            self._model(dependency_input="words")

@@ -13,7 +13,7 @@ from lal_allennlp.predictors import ParserPredictor
 from lal_allennlp.syntax.trees import spans_to_tree, tree_to_spans, tree_to_string
 from lal_allennlp.decoding import cky_decode
 from lal_allennlp.structs import SpanChart, tree_log_partition
-from tests.conftest import FIXTURES_ROOT
+from tests.conftest import FIXTURES_ROOT, model_from_config
 
 CONFIG = FIXTURES_ROOT / "span_parser" / "experiment.jsonnet"
 
@@ -195,12 +195,7 @@ class TestTaggerInputs(ModelTestCase):
         self.ensure_model_can_train_save_and_load(CONFIG, overrides=overrides)
 
     def _model(self, **options) -> Model:
-        params = Params.from_file(str(CONFIG)).pop("model")
-        params.params.update(options)
-        torch.manual_seed(0)
-        model = Model.from_params(vocab=self.vocab, params=params)
-        model.eval()
-        return model
+        return model_from_config(CONFIG, self.vocab, **options)
 
     def _tag_logits(self, model: Model) -> torch.Tensor:
         batch = Batch(self.instances[:3])
