@@ -108,3 +108,59 @@ def test_dependency_benchmark_scores_leave_out_punctuation_by_gold_tag():
     assert dependencies.attachment_scores(gold, heads, labels, ["PUNCT"]) == {
         "UAS": 75.0, "LAS": 50.0
     }
+
+
+def test_reused_run_reads_an_earlier_harness_row_or_an_allennlp_run(tmp_path):
+    harness = tmp_path / "supar"
+    harness.mkdir()
+    (harness / "result.json").write_text(
+        '{"train_seconds": 714.0, "epochs": 7, "model": "m/model", "f1": 89.0}'
+    )
+    assert peers.reused_run(str(harness)) == {
+        "train_seconds": 714.0, "epochs": 7, "model": "m/model", "reused": str(harness)
+    }
+    allennlp_run = tmp_path / "lal"
+    allennlp_run.mkdir()
+    (allennlp_run / "metrics.json").write_text(
+        '{"training_duration": "0:14:07.5", "training_epochs": 15, "best_epoch": 15}'
+    )
+    row = peers.reused_run(str(allennlp_run))
+    assert (row["train_seconds"], row["epochs"], row["best_epoch"]) == (847.5, 16, 15)
+    assert row["model"] == str(allennlp_run / "model.tar.gz")
+
+
+class _FakeClock:
+    """perf_counter that moves only when told to: pass k takes durations[k] seconds."""
+
+    def __init__(self, durations):
+        self.now, self.durations = 0.0, list(durations)
+
+    def perf_counter(self):
+        return self.now
+
+    def run_pass(self):
+        self.now += self.durations.pop(0)
+
+
+def test_worker_times_the_median_pass(monkeypatch):
+    worker = _load("peers_worker")
+    clock = _FakeClock([3.0, 1.0, 2.0, 9.0, 1.5])
+    monkeypatch.setattr(worker.time, "perf_counter", clock.perf_counter)
+    assert worker._timed(clock.run_pass, 5) == 2.0
+    assert clock.durations == []  # every pass ran
+
+
+def test_profile_timer_counts_a_stage_once_when_it_calls_itself(monkeypatch):
+    profile = _load("parse_profile")
+    clock = _FakeClock([])
+    monkeypatch.setattr(profile.time, "perf_counter", clock.perf_counter)
+
+    class Stage:
+        def work(self, depth):
+            clock.now += 1.0
+            return self.work(depth - 1) + 1 if depth else 0
+
+    stage, totals = Stage(), {"decode": 0.0}
+    profile._timed(stage, "work", "decode", totals)
+    assert stage.work(2) == 2  # three nested calls, each one second
+    assert totals == {"decode": 3.0}  # timed once, by the outermost call
