@@ -34,8 +34,9 @@ What the script does:
 3. Parses the dev set with each trained model on the CPU in a separate process
    (``benchmarks/peers_worker.py``, under the system's own Python; batches of similar length,
    model loading and a warm-up batch excluded; the median of ``--repeats`` passes, 3) and reads
-   that process's peak resident memory; then, in the same process, parses one sentence of each ``--probe`` length until one fails
-   (an error, or more than ``--limit-mib`` resident memory: 8 GiB).
+   that process's peak resident memory; then, in the same process, parses one sentence of each
+   ``--probe`` length until one fails (an error, or more than ``--limit-mib`` resident memory:
+   8 GiB).
 4. Gives every predicted tree the gold POS tags (EVALB deletes punctuation by tag; the systems
    differ in whether they predict tags, and F1 is about brackets) and a ``TOP`` root, then
    scores the prediction file against the gold file with the project's EVALB
@@ -76,6 +77,7 @@ from lal_allennlp.dataset_readers import resolve_treebank_paths  # noqa: E402
 from lal_allennlp.syntax.trees import normalise_tree, parse_trees  # noqa: E402
 from lal_allennlp.syntax.trees import tree_to_string  # noqa: E402
 from lal_allennlp.metrics.evalb import COLLINS, evalb_files, format_report  # noqa: E402
+from lal_allennlp.models.span_parser_base import EMBEDDER_PRECISIONS  # noqa: E402
 
 WORKER = os.path.join(HERE, "peers_worker.py")
 PEERS = os.path.join(os.path.dirname(REPO), "peers")
@@ -489,7 +491,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--precision",
-        choices=("float32", "bfloat16", "float16"),
+        choices=EMBEDDER_PRECISIONS,
         help="our span parsers parse with this embedder_precision (default: the archive's)",
     )
     parser.add_argument(

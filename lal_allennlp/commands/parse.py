@@ -39,6 +39,7 @@ from typing import IO, Any, Dict, Iterator, List, NamedTuple, Optional, Sequence
 
 from tqdm import tqdm
 
+from lal_allennlp.models.span_parser_base import EMBEDDER_PRECISIONS
 from lal_allennlp.predictors.inputs import (
     DEFAULT_MAX_WORDS,
     InputError,
@@ -344,7 +345,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--cuda-device", type=int, default=-1)
     parser.add_argument(
         "--precision",
-        choices=("float32", "bfloat16", "float16"),
+        choices=EMBEDDER_PRECISIONS,
         help="run a span parser's transformer in this precision (default: the archive's "
         "embedder_precision); bfloat16 is faster on CPUs with AVX-512 BF16 or AMX",
     )

@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Optional, Sequence
 
+from lal_allennlp.models.span_parser_base import EMBEDDER_PRECISIONS
 from lal_allennlp.serving.app import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_MAX_SENTENCES,
@@ -44,7 +45,7 @@ def build_argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES,
                         help=f"largest request body (default {DEFAULT_MAX_BODY_BYTES})")
     parser.add_argument("--cuda-device", type=int, default=-1, help="GPU number; -1: the CPU")
-    parser.add_argument("--precision", choices=("float32", "bfloat16", "float16"),
+    parser.add_argument("--precision", choices=EMBEDDER_PRECISIONS,
                         help="a span parser's transformer precision (default: the archive's); "
                         "bfloat16 is faster on CPUs with AVX-512 BF16 or AMX")
     parser.add_argument("--log-level", default="warning",

@@ -36,6 +36,8 @@ from lal_allennlp.syntax.trees import spans_to_tree, tree_pos, tree_to_string
 
 _AUTOCAST_DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
 """`embedder_precision`'s values and the autocast dtype of each (None: no autocast)."""
+EMBEDDER_PRECISIONS = tuple(_AUTOCAST_DTYPES)
+"""The values of `embedder_precision` (and of the `--precision` options)."""
 
 Gold = Dict[str, Optional[torch.Tensor]]
 """The gold tensors of a batch by field name (`pos_tags`, `gold_spans`, ...), None if absent."""
