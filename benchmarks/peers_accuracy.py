@@ -405,7 +405,8 @@ def format_table(rows: List[Dict], data: Dict, args: argparse.Namespace, command
         "",
         f"Train {args.train} ({data['train_count']} sentences of at most {MAX_TRAIN_LENGTH} "
         f"words), dev {args.dev} ({data['dev_count']} sentences). Every system: MiniLM-L6 "
-        f"fine-tuned, {args.epochs} epoch(s), best epoch by dev F1"
+        f"fine-tuned for the epochs of its row (at most {args.epochs} when trained by this run; "
+        "a reused run's own), best epoch by dev F1"
         + (f", training seed {args.seed}" if args.seed is not None else "")
         + ". F1/P/R: the project's EVALB "
         "(COLLINS.prm) on the dev prediction file, gold POS tags put into every prediction; "
