@@ -136,7 +136,10 @@ class EvalbMetric(Metric):
 
         `Dict[str, float]`
             `evalb_precision`, `evalb_recall`, `evalb_f1`, `evalb_complete_match` and
-            `evalb_tagging_accuracy`, fractions in [0, 1] (0 when nothing was counted).
+            `evalb_tagging_accuracy`, fractions in [0, 1] (0 when nothing was counted), and
+            `evalb_left_out`, the number of sentences EVALB did not score (error and skipped
+            sentences): with the parser's own tags, a mistagged punctuation word leaves its
+            sentence out of every other figure, so the scores are over fewer sentences.
         """
         result = EvalbResult.from_counts(self._counts)
         metrics = {
@@ -145,6 +148,7 @@ class EvalbMetric(Metric):
             "evalb_f1": result.f1,
             "evalb_complete_match": result.complete_match,
             "evalb_tagging_accuracy": result.tagging_accuracy,
+            "evalb_left_out": float(self._counts.errors + self._counts.skipped),
         }
         if reset:
             self.reset()

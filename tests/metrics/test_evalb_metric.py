@@ -39,6 +39,7 @@ EXPECTED = {
     "evalb_f1": 32 / 41,
     "evalb_complete_match": 4 / 8,
     "evalb_tagging_accuracy": 14 / 21,
+    "evalb_left_out": 1,  # the error sentence ("dog")
 }
 
 
@@ -78,6 +79,8 @@ def test_gold_tags_keep_a_sentence_whose_punctuation_was_mistagged():
     assert (counts.errors, counts.matched, counts.gold, counts.predicted) == (1, 3, 3, 3)
     assert gold_tagged.get_metric()["evalb_f1"] == 1.0
     assert gold_tagged.get_metric()["evalb_tagging_accuracy"] == 1.0
+    assert (plain.get_metric()["evalb_left_out"], gold_tagged.get_metric()["evalb_left_out"]) \
+        == (2, 1)
 
 
 def test_gold_tags_leave_the_callers_trees_alone():
