@@ -10,8 +10,9 @@ Each group is `NAME=DIR[,DIR...]`, one directory per seed:
 
 Both F1s are the same EVALB (COLLINS.prm, gold tags given to EVALB), so the groups compare.
 Prints a markdown table: one row per group with each seed's F1, the mean, the sample standard
-deviation and the range, and the difference of the mean to the first group's (the last
-column). A missing or unreadable directory is an error that names it; no group is dropped.
+deviation and the range (for two seeds or more), and the difference of the mean to the first
+group's (the last column). A missing or unreadable directory is an error that names it; no
+group is dropped.
 
     python benchmarks/seed_summary.py \\
         "LAL bf16=runs/lal_bf16,runs/lal_bf16_seed2,runs/lal_bf16_seed3" \\
@@ -73,11 +74,12 @@ def parse_group(text: str) -> Tuple[str, List[str]]:
 
 
 def _mean_text(values: List[Optional[float]]) -> str:
+    """`mean ± sd` of the known values; a single value alone; "" if none."""
     known = [v for v in values if v is not None]
     if not known:
         return ""
     mean, deviation = spread(known)
-    return f"{mean:.2f} ± {deviation:.2f}"
+    return f"{mean:.2f} ± {deviation:.2f}" if len(known) > 1 else f"{mean:.2f}"
 
 
 def table(groups: List[Tuple[str, List[str]]]) -> str:
@@ -92,9 +94,11 @@ def table(groups: List[Tuple[str, List[str]]]) -> str:
         f1s = [run["f1"] for run in runs]
         mean, deviation = spread(f1s)
         first_mean = mean if first_mean is None else first_mean
+        several = len(runs) > 1
         lines.append(
             f"| {name} | {len(runs)} | {' / '.join(f'{f:.2f}' for f in f1s)} "
-            f"| **{mean:.2f}** ± {deviation:.2f} | {min(f1s):.2f}-{max(f1s):.2f} "
+            f"| **{mean:.2f}**{f' ± {deviation:.2f}' if several else ''} "
+            f"| {f'{min(f1s):.2f}-{max(f1s):.2f}' if several else ''} "
             f"| {' / '.join(str(run['epochs']) for run in runs)} "
             f"| {_mean_text([run['pos'] for run in runs])} "
             f"| {_mean_text([run['uas'] for run in runs])} "

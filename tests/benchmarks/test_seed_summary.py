@@ -57,6 +57,11 @@ def test_table_gives_mean_sample_deviation_and_difference_to_the_first_group(tmp
     assert rows[1].endswith("| -1.75 |")
 
 
+def test_a_single_seed_has_no_spread(tmp_path):
+    text = seed_summary.table([("one", [_allennlp_run(tmp_path / "one", 0.9, 0.95, 3, uas=0.9)])])
+    assert "| one | 1 | 90.00 | **90.00** |  | 4 | 95.00 | 90.00 | 85.00 | +0.00 |" in text
+
+
 def test_a_directory_without_scores_is_an_error_naming_it(tmp_path):
     empty = tmp_path / "empty"
     empty.mkdir()
