@@ -3,7 +3,7 @@ Worker for ``benchmarks/decoder_side_by_side.py``: times one chart decoder on sa
 
 Runs in the virtual environment of the decoder it times (ours in the project's ``.venv``,
 benepar 0.2 and SuPar in their own), so it imports nothing from the project unless it times
-``ours``. It loads the charts that the driver saved (``scores``: float32, shape
+ours. It loads the charts that the driver saved (``scores``: float32, shape
 (batch, n + 1, n + 1, labels), span (i, j) of fenceposts at ``[:, i, j]``; label 0 is the empty
 label and scores 0 in every cell), converts them, untimed, to the layout the decoder takes from
 its own model, calls the decoder once to warm up, then times ``--repeats`` calls (more, up to
@@ -14,8 +14,22 @@ the resident memory before the calls) and the labelled non-empty spans ``[i, j, 
 timed, up to its own output (our span arrays, benepar's label charts, SuPar's labelled span
 lists); turning that into span lists is not.
 
-    python benchmarks/decoder_worker.py {ours,ours-joint,benepar,supar} CHARTS.npy OUT.json \
-        [--repeats 3] [--min-time 1.0] [--threads 1]
+The joint span decoders (``ours-joint``, ``supar-joint``) also load the arc scores that the
+driver saved (``--arcs``: float32, (batch, n + 1, n + 1), ``[:, h, d]`` the score of head h ->
+word d, h = 0 the root) and decode a binary tree whose every span has a head word together with
+the dependency heads, maximising ``lambda * (span scores) + (1 - lambda) * (arc scores)``
+(``--span-weight`` lambda, applied untimed to the inputs as our model does). They write every
+node of the tree ``[i, j, label]`` (the empty label included) and the heads of each sentence
+(``heads[w - 1]``, 0 = root). ``supar-joint`` is SuPar's ``BiLexicalizedConstituencyCRF``
+(exact, O(n^4), max semiring and autograd), which is on SuPar's GitHub master but in no PyPI
+release (1.1.4): install master into SuPar's venv (``pip install
+git+https://github.com/yzhangcs/parser@7c0f2fabe9891123a230d80480925768fa103cb2``), or put a
+``supar_bilex`` overlay package on ``PYTHONPATH`` (the driver's ``--supar-bilex-path``; made by
+``/work/peers/supar-bilex/recreate.sh``).
+
+    python benchmarks/decoder_worker.py {ours,ours-joint,benepar,supar,supar-joint} CHARTS.npy \
+        OUT.json [--arcs ARCS.npy] [--span-weight 0.5] [--sentences K] [--repeats 3] \
+        [--min-time 1.0] [--threads 1]
 """
 
 import argparse
@@ -28,9 +42,14 @@ from typing import Any, Callable, Dict, List, Tuple
 import numpy as np
 
 Spans = List[List[Tuple[int, int, int]]]
+Heads = List[List[int]]
 # A decoder: a timed call returning the decoder's own output, and an untimed conversion of
-# that output to spans.
-Decoder = Tuple[Callable[[], Any], Callable[[Any], Spans]]
+# that output to spans (the joint decoders: to spans and heads).
+Decoder = Tuple[Callable[[], Any], Callable[[Any], Any]]
+
+# Label ids of the charts (as in lal_allennlp.decoding.joint_span, which the peers' Pythons do not
+# import): the empty label and the joint span decoder's <H>.
+EMPTY, SUB_HEAD = 0, 1
 
 
 def _status_kib(field: str) -> int:
@@ -76,21 +95,24 @@ def _ours(scores: np.ndarray, threads: int) -> Decoder:
     return decode, _our_spans
 
 
-def _ours_joint(scores: np.ndarray, threads: int) -> Decoder:
-    """Our joint span (HPSG) decoder on the same span charts plus seeded random arc scores:
-    it decodes a constituency tree and dependency heads together (label 1 plays `<H>`), a
-    larger problem than the peers' CKY; timed for comparison, its trees are not expected to
-    score what the CKY trees score."""
+def _ours_joint(scores: np.ndarray, arcs: np.ndarray, span_weight: float, threads: int) -> Decoder:
+    """Our joint span (HPSG) decoder: a constituency tree and dependency heads together
+    (label 1 plays ``<H>``), on lambda-weighted inputs as ``JointSpanChart.decode`` makes them."""
     lengths = _our_setup(scores, threads)
     from lal_allennlp.decoding.joint_span import joint_span_decode
 
-    batch, fences = scores.shape[:2]
-    arcs = np.random.default_rng(0).standard_normal((batch, fences, fences)).astype(np.float32)
+    weight = np.float32(span_weight)
+    span_scores = weight * scores
+    arc_scores = (np.float32(1.0) - weight) * arcs
 
-    def decode() -> List[np.ndarray]:
-        return joint_span_decode(scores, arcs, lengths)[0]
+    def decode() -> Tuple[List[np.ndarray], List[np.ndarray]]:
+        return joint_span_decode(span_scores, arc_scores, lengths)[:2]
 
-    return decode, _our_spans
+    def convert(output: Tuple[List[np.ndarray], List[np.ndarray]]) -> Tuple[Spans, Heads]:
+        spans, heads = output
+        return [s.tolist() for s in spans], [h.tolist() for h in heads]
+
+    return decode, convert
 
 
 def _benepar(scores: np.ndarray, threads: int) -> Decoder:
@@ -145,19 +167,99 @@ def _supar(scores: np.ndarray, threads: int) -> Decoder:
     return decode, convert
 
 
+def _import_bilexicalized_crf():
+    """SuPar master's class: from the ``supar_bilex`` overlay if it is on the path, else from
+    an installed SuPar master."""
+    try:
+        from supar_bilex import BiLexicalizedConstituencyCRF
+    except ImportError:
+        try:
+            from supar.structs import BiLexicalizedConstituencyCRF
+        except ImportError:
+            sys.exit(
+                "supar-joint: this SuPar has no BiLexicalizedConstituencyCRF (PyPI's 1.1.4 has "
+                "none). Install SuPar master into its venv (pip install git+https://github.com/"
+                "yzhangcs/parser@7c0f2fabe9891123a230d80480925768fa103cb2) or give the driver "
+                "--supar-bilex-path (an overlay made by /work/peers/supar-bilex/recreate.sh)."
+            )
+    return BiLexicalizedConstituencyCRF
+
+
+def _supar_joint(scores: np.ndarray, arcs: np.ndarray, span_weight: float, threads: int) -> Decoder:
+    """SuPar's exact bilexicalized constituency decoder (``BiLexicalizedConstituencyCRF(...)
+    .argmax``: Eisner-Satta, max semiring, the tree from autograd) on the objective of ours.
+
+    Its tree scores each of its 2n - 1 spans (single words included) by one score per span,
+    whatever the span's role, plus one arc per word (the root's from position 0), as ours does.
+    The span score is the best label that ours allows on the span (empty, ``<H>`` except on
+    single words and the whole sentence, the phrase labels), weighted by lambda: the label
+    maximum is timed, as the label maximum of SuPar's CRF constituency model and our decoder's
+    label tables are. Ours only takes the empty label on head children and single-word
+    dependents, so the objectives are the same where every span has a non-empty label scoring
+    at least as much as empty (the driver checks that on the charts).
+    """
+    import torch
+
+    BiLexicalizedConstituencyCRF = _import_bilexicalized_crf()
+    torch.set_num_threads(threads)
+    batch, fences = scores.shape[:2]
+    n = fences - 1
+    chart = torch.from_numpy(scores)
+    # SuPar's s_dep: (batch, n + 1, n + 1), [b, m, h] for head h -> word m; ours is [b, h, m].
+    s_dep = torch.from_numpy((np.float32(1.0) - np.float32(span_weight)) * arcs).transpose(1, 2)
+    s_dep = s_dep.contiguous()
+    # <H> is not allowed on single words and on the whole sentence.
+    no_sub_head = torch.zeros(fences, fences, dtype=torch.bool)
+    no_sub_head[range(n), range(1, fences)] = True
+    no_sub_head[0, n] = True
+    lens = torch.full((batch,), n, dtype=torch.long)
+    weight = torch.tensor(span_weight, dtype=torch.float32)
+
+    def decode() -> Tuple[torch.Tensor, List[List[List[int]]], torch.Tensor]:
+        with torch.no_grad():
+            # shape (batch, n + 1, n + 1): best phrase label, then <H> and empty (ties: the
+            # smallest label id, as ours)
+            value, label = chart[..., SUB_HEAD + 1 :].max(-1)
+            label += SUB_HEAD + 1
+            sub_head = (chart[..., SUB_HEAD] >= value) & ~no_sub_head
+            value = torch.where(sub_head, chart[..., SUB_HEAD], value)
+            label = torch.where(sub_head, SUB_HEAD, label)
+            empty = chart[..., EMPTY] >= value
+            value = torch.where(empty, chart[..., EMPTY], value)
+            label = torch.where(empty, EMPTY, label)
+            s_con = weight * value
+        heads, spans = BiLexicalizedConstituencyCRF(torch.stack((s_dep, s_con)), lens).argmax
+        return heads, spans, label
+
+    def convert(output: Tuple[torch.Tensor, List[List[List[int]]], torch.Tensor]):
+        heads, spans, label = output
+        labels = label.numpy()
+        trees = [[(i, j, int(labels[b, i, j])) for i, j in tree] for b, tree in enumerate(spans)]
+        return trees, heads[:, 1:].tolist()
+
+    return decode, convert
+
+
 DECODERS: Dict[str, Callable[[np.ndarray, int], Decoder]] = {
     "ours": _ours,
-    "ours-joint": _ours_joint,
     "benepar": _benepar,
     "supar": _supar,
+}
+# The joint span decoders also take the arc scores and lambda.
+JOINT_DECODERS: Dict[str, Callable[[np.ndarray, np.ndarray, float, int], Decoder]] = {
+    "ours-joint": _ours_joint,
+    "supar-joint": _supar_joint,
 }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("decoder", choices=sorted(DECODERS))
+    parser.add_argument("decoder", choices=sorted({**DECODERS, **JOINT_DECODERS}))
     parser.add_argument("charts", help=".npy file of float32 charts (batch, n + 1, n + 1, labels)")
     parser.add_argument("out", help="JSON file to write")
+    parser.add_argument("--arcs", help="joint decoders: .npy of float32 arcs (batch, n + 1, n + 1)")
+    parser.add_argument("--span-weight", type=float, default=0.5, help="joint decoders: lambda")
+    parser.add_argument("--sentences", type=int, help="decode only the first ones of the batch")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument(
@@ -165,8 +267,15 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    scores = np.load(args.charts)
-    decode, convert = DECODERS[args.decoder](scores, args.threads)
+    scores = np.load(args.charts)[: args.sentences]
+    if args.decoder in JOINT_DECODERS:
+        if args.arcs is None:
+            parser.error(f"{args.decoder} needs --arcs")
+        arcs = np.load(args.arcs)[: args.sentences]
+        factory = JOINT_DECODERS[args.decoder]
+        decode, convert = factory(scores, arcs, args.span_weight, args.threads)
+    else:
+        decode, convert = DECODERS[args.decoder](scores, args.threads)
     start = time.perf_counter()
     decode()  # warm-up: numba cache load / compile, torch allocations
     warmup = time.perf_counter() - start
@@ -179,20 +288,22 @@ def main() -> None:
         output = decode()
         times.append(time.perf_counter() - start)
     peak_kib = _status_kib("VmHWM")
+    result = {
+        "decoder": args.decoder,
+        "threads": args.threads,
+        "batch": int(scores.shape[0]),
+        "times": times,
+        "warmup": warmup,
+        "rss_before_kib": before_kib,
+        "peak_kib": peak_kib,
+        "peak_reset": reset,
+    }
+    if args.decoder in JOINT_DECODERS:
+        result["spans"], result["heads"] = convert(output)
+    else:
+        result["spans"] = convert(output)
     with open(args.out, "w") as out:
-        json.dump(
-            {
-                "decoder": args.decoder,
-                "threads": args.threads,
-                "times": times,
-                "warmup": warmup,
-                "rss_before_kib": before_kib,
-                "peak_kib": peak_kib,
-                "peak_reset": reset,
-                "spans": convert(output),
-            },
-            out,
-        )
+        json.dump(result, out)
 
 
 if __name__ == "__main__":

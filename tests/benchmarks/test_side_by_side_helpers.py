@@ -48,6 +48,120 @@ def test_make_charts_is_seeded_and_scores_the_empty_label_zero():
     assert not first[..., 0].any() and first[..., 1:].std() > 0.5
 
 
+def _joint_chart() -> np.ndarray:
+    """Three words; labels: empty, <H>, A, B. Values by hand: (0, 3) the sentence, no <H>: 3;
+    (0, 2) <H> allowed: 4; (0, 1) a word, no <H>: 1; (1, 2) every allowed label below empty: 0;
+    (2, 3) a word, no <H>: 0.25."""
+    scores = np.zeros((4, 4, 4), dtype=np.float32)
+    scores[0, 3] = [0, 7, 2, 3]
+    scores[0, 2] = [0, 4, 1, 2]
+    scores[0, 1] = [0, 9, 1, -2]
+    scores[1, 2] = [0, 5, -1, -3]
+    scores[2, 3] = [0, 0.5, 0.25, -1]
+    return scores
+
+
+def test_joint_span_values_take_the_labels_the_joint_decoder_allows():
+    values = decoders.joint_span_values(_joint_chart())
+    assert values.dtype == np.float64
+    assert [values[0, 3], values[0, 2], values[0, 1], values[1, 2], values[2, 3]] == [
+        3.0, 4.0, 1.0, 0.0, 0.25
+    ]
+
+
+def test_joint_tree_score_weights_the_spans_and_the_arcs():
+    # Word 2 heads the sentence; word 1 depends on it inside (0, 2), word 3 from (2, 3).
+    spans = [(0, 3, 3), (0, 2, 1), (0, 1, 2), (1, 2, 0), (2, 3, 2)]
+    heads = [2, 0, 2]
+    arcs = np.full((4, 4), 100.0, dtype=np.float32)  # arcs not in the tree must not count
+    arcs[2, 1], arcs[0, 2], arcs[2, 3] = 0.5, -1.0, 2.0
+    values = decoders.joint_span_values(_joint_chart())
+    # spans 3 + 4 + 1 + 0 + 0.25 = 8.25, arcs 0.5 - 1 + 2 = 1.5
+    assert decoders.joint_tree_score(values, arcs, spans, heads) == 0.5 * 8.25 + 0.5 * 1.5
+    assert decoders.joint_tree_score(values, arcs, spans, heads, 0.25) == 0.25 * 8.25 + 0.75 * 1.5
+    assert decoders.check_joint_tree(spans, heads, 3) is None
+    assert decoders.check_joint_labels(_joint_chart(), spans) is None
+    with_sub_head = spans[:4] + [(2, 3, 1)]
+    assert "<H> on span (2, 3)" in decoders.check_joint_labels(_joint_chart(), with_sub_head)
+    assert "not a best label" in decoders.check_joint_labels(
+        _joint_chart(), [(0, 3, 3), (0, 2, 3)] + spans[2:]
+    )
+
+
+def test_joint_objective_problem_names_a_span_whose_allowed_labels_all_lose_to_empty():
+    scores = _joint_chart()
+    assert "span (1, 2)" in decoders.joint_objective_problem(scores)
+    scores[1, 2, 2] = 0.0  # a tie with empty is enough
+    assert decoders.joint_objective_problem(scores) is None
+    scores[0, 3] = [0, 7, -2, -3]  # <H> does not count on the whole sentence
+    assert "span (0, 3)" in decoders.joint_objective_problem(scores)
+
+
+def test_check_joint_tree_rejects_heads_that_disagree_with_the_spans():
+    spans = [(0, 3, 3), (0, 2, 1), (0, 1, 2), (1, 2, 0), (2, 3, 2)]
+    assert "2 words headed from outside" in decoders.check_joint_tree(spans, [0, 0, 2], 3)
+    assert "not 3 heads" in decoders.check_joint_tree(spans, [2, 0, 3], 3)
+    assert "binary tree" in decoders.check_joint_tree(spans[:4], [2, 0, 2], 3)
+    assert "cross" in decoders.check_joint_tree(spans[:4] + [(1, 3, 2)], [2, 0, 2], 3)
+    # ((0 1)(2 3)) over four words, word 2 the root, 3 heads (2, 4) but depends on word 1, which
+    # does not head (0, 2): each span still has one word headed from outside.
+    four = [(0, 4, 2), (0, 2, 2), (0, 1, 2), (1, 2, 2), (2, 4, 2), (2, 3, 2), (3, 4, 2)]
+    assert decoders.check_joint_tree(four, [2, 0, 2, 3], 4) is None
+    assert "not head and dependent" in decoders.check_joint_tree(four, [2, 0, 1, 3], 4)
+
+
+def test_joint_tree_score_is_what_our_joint_decoder_maximises():
+    from lal_allennlp.decoding.joint_span import joint_span_decode
+
+    rng = np.random.default_rng(7)
+    scores = rng.standard_normal((2, 7, 7, 30))
+    scores[..., 0] = 0.0
+    arcs = rng.standard_normal((2, 7, 7))
+    assert all(decoders.joint_objective_problem(s) is None for s in scores)
+    weight = decoders.SPAN_WEIGHT
+    spans, heads, best = joint_span_decode(weight * scores, (1 - weight) * arcs, np.array([6, 6]))
+    for b in range(2):
+        values = decoders.joint_span_values(scores[b])
+        tree = spans[b].tolist()
+        assert decoders.check_joint_tree(tree, heads[b].tolist(), 6) is None
+        assert decoders.check_joint_labels(scores[b], tree) is None
+        score = decoders.joint_tree_score(values, arcs[b], tree, heads[b].tolist())
+        assert math.isclose(score, best[b], rel_tol=1e-12)
+
+
+def test_compare_scores_flags_a_different_score_and_counts_ties():
+    different, ties = decoders.compare_scores(
+        [1.0, 2.0, 3.0, 1000.0], [1.0, 2.00001, 2.5, 1000.05], [True, False, True, True]
+    )
+    # 2.00001 and 1000.05 are equal to 1e-4 relative; the first with another tree: a tie.
+    assert different == [2]
+    assert ties == 1
+
+
+def test_supar_joint_batch_caps_hold_from_their_length_on():
+    caps = decoders.parse_batch_caps(["80=20", "160=2"])
+    assert caps == {80: 20, 160: 2}
+    assert [decoders.capped_batch(caps, n, 100) for n in (40, 80, 120, 160, 320)] == [
+        100, 20, 20, 2, 2
+    ]
+    assert decoders.capped_batch(caps, 80, 10) == 10
+    assert decoders.capped_batch({}, 160, 100) == 100
+    for wrong in ("80:20", "80=0", "x=2"):
+        try:
+            decoders.parse_batch_caps([wrong])
+        except ValueError as error:
+            assert "LENGTH=BATCH" in str(error)
+        else:
+            raise AssertionError(f"{wrong} accepted")
+
+
+def test_make_arcs_is_seeded_and_apart_from_the_charts():
+    arcs = decoders.make_arcs(5, 2, seed=3)
+    assert arcs.shape == (2, 6, 6) and arcs.dtype == np.float32
+    assert np.array_equal(arcs, decoders.make_arcs(5, 2, seed=3))
+    assert not np.array_equal(arcs, decoders.make_arcs(5, 2, seed=4))
+
+
 def test_growth_exponent_of_a_cubic():
     lengths = [10, 20, 40, 80]
     assert math.isclose(decoders.growth_exponent(lengths, [n**3 * 1e-7 for n in lengths]), 3.0)
