@@ -4,7 +4,9 @@
 // Zhao (2019) in place of the span-only CKY: joint span labels (with <H>) scored from the label
 // attention's per-head span features, biaffine arcs and dependency labels from its word vectors
 // concatenated with MiniLM's (`dependency_input: both`), decoded together with lambda = 0.5.
-// Tree CRF loss on the spans, the tagger an MLP on MiniLM's word vectors, MiniLM under bfloat16
+// Tree CRF loss on the spans; the head and dependency label losses (per-word means) weighted 10
+// and the tagger (an MLP on the LAL output and MiniLM's word vectors) weighted 10, so that they
+// are not lost beside the span loss (a sum over each tree's spans); MiniLM under bfloat16
 // autocast (`embedder_precision`; on a CPU without native bfloat16 arithmetic, override it with
 // "float32", or fewer epochs fit), 14.5 minutes of training (`time_budget`), dev EVALB with
 // gold POS tags.
@@ -36,8 +38,10 @@ parsers.cpu_training(
   ) + {
     encoder+: { label_attention+: { d_ff: 512 } },
     evalb_gold_tags: true,
-    pos_tag_input: 'embedder',
+    pos_tag_input: 'both',
     pos_tag_hidden_dim: 250,
+    pos_tag_loss_weight: 10,
+    dependency_loss_weight: 10,
     dependency_input: 'both',
     embedder_precision: 'bfloat16',
   },
