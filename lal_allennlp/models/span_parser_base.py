@@ -29,6 +29,7 @@ from lal_allennlp.modules import (
     fencepost_features,
     span_indices,
 )
+from lal_allennlp.modules.cast_weights import CastWeights
 from lal_allennlp.modules.fast_dropout import FastDropout, replace_dropout
 from lal_allennlp.modules.word_piece_limit import explain_too_long
 from lal_allennlp.structs import ChartLabels, SpanChart
@@ -127,6 +128,8 @@ class SpanParserBase(Model):
         # A pretrained transformer's dropout layers draw their masks with torch's CPU
         # bernoulli_; FastDropout draws the same kind of mask from fewer random bits.
         replace_dropout(text_field_embedder)
+        # Parse-time copies of the embedder's linear weights in embedder_precision.
+        self._cast_weights = CastWeights()
         self.encoder = encoder
         if text_field_embedder.get_output_dim() != encoder.get_input_dim():
             raise ConfigurationError(
@@ -259,7 +262,7 @@ class SpanParserBase(Model):
         try:
             with self._embedder_autocast(mask.device):
                 # shape (batch_size, max_length, embedding_dim)
-                embedded = self.text_field_embedder(tokens)
+                embedded = self._embed(tokens)
             embedded = self.dropout(embedded.float())
         except (RuntimeError, IndexError) as error:
             explain_too_long(error, self.text_field_embedder, tokens, words)
@@ -269,6 +272,16 @@ class SpanParserBase(Model):
         # shape (batch_size, max_length + 2, encoder_dim)
         encoded = self.dropout(self.encoder(bounded, bounded_mask))
         return mask, encoded, embedded
+
+    def _embed(self, tokens: TextFieldTensors) -> torch.Tensor:
+        """The text field embedder's output. When parsing (no gradients) in a lower
+        `embedder_precision`, its linear layers get weights cast once and kept (`CastWeights`)
+        instead of cast by autocast in every batch: the same output, bit for bit."""
+        dtype = _AUTOCAST_DTYPES[self._embedder_precision]
+        if dtype is None or self.training or torch.is_grad_enabled():
+            return self.text_field_embedder(tokens)
+        weights = self._cast_weights.copies(self.text_field_embedder, dtype)
+        return torch.func.functional_call(self.text_field_embedder, weights, (tokens,))
 
     @property
     def embedder_precision(self) -> str:

@@ -130,3 +130,67 @@ def test_lal_parse_precision_on_a_model_without_it_is_a_usage_error(
         parse_main([fixture_archive("stack_attention"), str(text), "--precision", "bfloat16"])
     assert stop.value.code == 2
     assert "--precision" in capsys.readouterr().err
+
+
+def _tokens(model, instance):
+    from allennlp.data import Batch
+
+    batch = Batch([instance])
+    batch.index_instances(model.vocab)
+    return batch.as_tensor_dict()["tokens"]
+
+
+def _embedder_outputs(model, instance) -> List[torch.Tensor]:
+    """The text field embedder's output for `instance`, once through the model's parse path
+    (`_embed`: kept low-precision weights) and once under plain autocast."""
+    tokens = _tokens(model, instance)
+    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+        kept = model._embed(tokens)
+        plain = model.text_field_embedder(tokens)
+    return [kept, plain]
+
+
+def test_kept_bfloat16_weights_give_the_autocast_output_bit_for_bit(predictor):
+    model = predictor._model
+    instance = predictor._json_to_instance({"tokens": SENTENCE})
+    model.embedder_precision = "bfloat16"
+    try:
+        kept, plain = _embedder_outputs(model, instance)
+        assert kept.dtype == plain.dtype
+        assert torch.equal(kept, plain)
+        # The copies are made once and reused while no weight changes.
+        first = model._cast_weights.copies(model.text_field_embedder, torch.bfloat16)
+        again = model._cast_weights.copies(model.text_field_embedder, torch.bfloat16)
+        assert first is again
+        assert all(t.dtype == torch.bfloat16 for t in first.values())
+        # A weight changed in place (as by an optimizer step) is cast again.
+        linear = next(
+            m for m in model.text_field_embedder.modules() if isinstance(m, torch.nn.Linear)
+        )
+        with torch.no_grad():
+            linear.weight.mul_(1.5)
+        try:
+            changed, plain_changed = _embedder_outputs(model, instance)
+            assert torch.equal(changed, plain_changed)
+            assert not torch.equal(changed, kept)
+        finally:
+            with torch.no_grad():
+                linear.weight.div_(1.5)
+    finally:
+        model.embedder_precision = "float32"
+
+
+def test_training_and_gradients_use_the_weights_themselves(predictor):
+    """With gradients on, the embedder is called directly, so the weights get gradients."""
+    model = predictor._model
+    instance = predictor._json_to_instance({"tokens": SENTENCE})
+    tokens = _tokens(model, instance)
+    model.embedder_precision = "bfloat16"
+    try:
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            model._embed(tokens).float().sum().backward()
+        linear = [m for m in model.text_field_embedder.modules() if isinstance(m, torch.nn.Linear)]
+        assert any(m.weight.grad is not None for m in linear)
+    finally:
+        model.embedder_precision = "float32"
+        model.zero_grad()
