@@ -3,9 +3,14 @@ Parse throughput of a trained model on a treebank's sentences, on this machine's
 loading excluded): sentences/second through the predictor, in batches, from gold tokens.
 With `--explain`, the same sentences are parsed twice in one run, without and with label
 attention explanations, and the ratio is reported (the cost of leaving explanations on).
+With `--cast-weights`, passes alternate between the model's parse path and the same model with
+its transformer's weights cast by autocast in every batch instead of cast once and kept
+(`CastWeights`), for a model parsing in a lower `embedder_precision`: the gain of keeping them.
+`--precision` overrides the archive's `embedder_precision`.
 
     python benchmarks/parse_speed.py runs/lal/model.tar.gz \
-        ../shared/data/ptb-sample/trees/wsj_0160-0179 [--batch-size 32] [--explain]
+        ../shared/data/ptb-sample/trees/wsj_0160-0179 [--batch-size 32] [--explain] \
+        [--cast-weights] [--precision bfloat16]
 """
 import argparse
 import os
@@ -21,8 +26,12 @@ def main() -> None:
     parser.add_argument("treebank", help="a treebank path in any form the lal_ptb reader takes")
     parser.add_argument("--batch-size", type=int, default=32)
     parser.add_argument("--explain", action="store_true")
+    parser.add_argument("--cast-weights", action="store_true")
+    parser.add_argument("--precision", help="the span parsers' embedder_precision")
     parser.add_argument("--repeats", type=int, default=2)
     args = parser.parse_args()
+    if args.explain and args.cast_weights:
+        parser.error("--explain and --cast-weights each compare two modes: give one")
 
     import torch
 
@@ -41,32 +50,55 @@ def main() -> None:
                 normalised = normalise_tree(tree)
                 if normalised is not None:
                     sentences.append(tree_to_spans(normalised)[0])
-    predictor = Predictor.from_archive(load_archive(args.archive), "lal_parser")
-    modes = [False, True] if args.explain else [False]
+    archive = load_archive(args.archive)
+    model = archive.model
+    if args.precision:
+        from lal_allennlp.models.span_parser_base import set_embedder_precision
+
+        set_embedder_precision(model, args.precision, args.archive)
+    predictor = Predictor.from_archive(archive, "lal_parser")
     # Batches of similar length, as lal-parse makes them (the peers sort too).
     inputs = [{"tokens": words} for words in sorted(sentences, key=len)]
     predictor.predict_batch_json(inputs[: args.batch_size])  # warm-up (numba, allocations)
 
-    rates = {}
-    for explain in modes:
-        batch_inputs = [dict(x, explain=explain) for x in inputs]
-        best = float("inf")
-        for _ in range(args.repeats):
+    def plain_autocast(on: bool) -> None:
+        """The embedder called directly (autocast casts the weights in every batch) when
+        `on`; the model's own `_embed` (kept copies) otherwise."""
+        if on:
+            model._embed = model.text_field_embedder
+        else:
+            model.__dict__.pop("_embed", None)
+
+    if args.explain:
+        column, modes = "explanations", {"off": False, "on": True}
+    elif args.cast_weights:
+        column, modes = "transformer weights", {"kept": False, "cast per batch": True}
+    else:
+        column, modes = "mode", {"parse": False}
+    best = {name: float("inf") for name in modes}
+    # The modes alternate pass by pass, so that a slower spell of the machine hits both.
+    for _ in range(args.repeats):
+        for name, switch in modes.items():
+            batch_inputs = [dict(x, explain=switch and args.explain) for x in inputs]
+            plain_autocast(switch and args.cast_weights)
             start = time.perf_counter()
             with torch.no_grad():
                 for i in range(0, len(batch_inputs), args.batch_size):
                     predictor.predict_batch_json(batch_inputs[i : i + args.batch_size])
-            best = min(best, time.perf_counter() - start)
-        rates[explain] = len(sentences) / best
+            best[name] = min(best[name], time.perf_counter() - start)
+    plain_autocast(False)
+    rates = {name: len(sentences) / seconds for name, seconds in best.items()}
     words = sum(len(s) for s in sentences)
     print(f"{len(sentences)} sentences, {words} words, batch size {args.batch_size}, "
-          f"torch threads {torch.get_num_threads()}, best of {args.repeats}")
-    print("| explanations | sentences/s |")
+          f"torch threads {torch.get_num_threads()}, embedder precision "
+          f"{getattr(model, 'embedder_precision', 'n/a')}, best of {args.repeats}")
+    print(f"| {column} | sentences/s |")
     print("|---|---|")
-    for explain, rate in rates.items():
-        print(f"| {'on' if explain else 'off'} | {rate:.1f} |")
-    if args.explain:
-        print(f"explanations on / off throughput: {rates[True] / rates[False]:.3f}")
+    for name, rate in rates.items():
+        print(f"| {name} | {rate:.1f} |")
+    if len(rates) == 2:
+        (first, first_rate), (second, second_rate) = rates.items()
+        print(f"{second} / {first} throughput: {second_rate / first_rate:.3f}")
 
 
 if __name__ == "__main__":

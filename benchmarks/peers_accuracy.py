@@ -8,6 +8,9 @@ Systems (``--systems``, in this order by default):
 * ``lal``: this project's LAL stack, ``training_config/lal_minilm_cpu.jsonnet``;
 * ``joint``: this project's joint span parser, ``training_config/joint_minilm_cpu.jsonnet``
   (dependencies from ``--deps-dir``), when that config exists;
+* ``lal-bf16``, ``lal-joint``, ``kk``: the LAL config in bfloat16, the LAL parser with the
+  joint span decoder (``lal_minilm_cpu_joint.jsonnet``, dependencies from ``--deps-dir``) and
+  Kitaev & Klein's partitioned transformer;
 * ``supar``: SuPar 1.1.4's CRF constituency parser (``supar.cmds.crf_con``), config
   ``benchmarks/peer_configs/supar_crf_con_minilm.ini``, in its own venv (``--supar-python``);
 * ``allennlp-models``: allennlp-models 2.10.1's ``constituency_parser``, config
@@ -94,6 +97,10 @@ OURS = {
         "LAL parser, MiniLM in bfloat16 (training and parsing)",
     ),
     "joint": ("training_config/joint_minilm_cpu.jsonnet", "joint span parser (MiniLM + BiLSTM)"),
+    "lal-joint": (
+        "training_config/lal_minilm_cpu_joint.jsonnet",
+        "LAL parser with the joint span decoder, MiniLM in bfloat16",
+    ),
     "kk": (
         "training_config/kk_factored_minilm_cpu.jsonnet",
         "Kitaev & Klein's partitioned transformer (MiniLM 4 layers + 2 layers, CRF loss)",
