@@ -99,7 +99,7 @@ OURS = {
     "joint": ("training_config/joint_minilm_cpu.jsonnet", "joint span parser (MiniLM + BiLSTM)"),
     "lal-joint": (
         "training_config/lal_minilm_cpu_joint.jsonnet",
-        "LAL parser with the joint span decoder, MiniLM in bfloat16",
+        "LAL parser with the joint span decoder, MiniLM in bfloat16 where native",
     ),
     "kk": (
         "training_config/kk_factored_minilm_cpu.jsonnet",

@@ -243,7 +243,7 @@ class Parser:
         The parser of a model archive (`model.tar.gz` of `allennlp train`, or the serialization
         directory holding its `config.json`), on the GPU `cuda_device` (-1: the CPU). Longer
         sentences than `max_words` words are refused with an `InputError` (`None`: no limit).
-        `precision` (`"float32"`, `"bfloat16"`, `"float16"`) overrides the span parsers'
+        `precision` (`"float32"`, `"bfloat16"`, `"float16"`, `"auto"`) overrides the span parsers'
         `embedder_precision` (`None`: the archive's own setting).
         A missing path raises `FileNotFoundError`; a file that is not a model archive, or an
         archive of a model that is not one of this package's parsers, `ValueError`.

@@ -7,9 +7,9 @@
 // Tree CRF loss on the spans; the head and dependency label losses (per-word means) weighted 10
 // and the tagger (an MLP on the LAL output and MiniLM's word vectors) weighted 10, so that they
 // are not lost beside the span loss (a sum over each tree's spans); MiniLM under bfloat16
-// autocast (`embedder_precision`; on a CPU without native bfloat16 arithmetic, override it with
-// "float32", or fewer epochs fit), 14.5 minutes of training (`time_budget`), dev EVALB with
-// gold POS tags.
+// autocast where the CPU has native bfloat16 arithmetic (AVX-512 BF16 or AMX) and in float32
+// elsewhere, where emulated bfloat16 is several times slower (`embedder_precision: 'auto'`),
+// 14.5 minutes of training (`time_budget`), dev EVALB with gold POS tags.
 //   TRAIN_PATH, DEV_PATH  e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
 //   DEPS_DIR              dependency files named like the tree files (wsj_0001.dp: Malt-TAB,
 //                         CoNLL-X or CoNLL-U), e.g. ../shared/data/ptb-sample/deps; the WSJ
@@ -43,7 +43,7 @@ parsers.cpu_training(
     pos_tag_loss_weight: 10,
     dependency_loss_weight: 10,
     dependency_input: 'both',
-    embedder_precision: 'bfloat16',
+    embedder_precision: 'auto',
   },
   batch_size=16,
   epochs=50,

@@ -347,7 +347,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "--precision",
         choices=EMBEDDER_PRECISIONS,
         help="run a span parser's transformer in this precision (default: the archive's "
-        "embedder_precision); bfloat16 is faster on CPUs with AVX-512 BF16 or AMX",
+        "embedder_precision); bfloat16 is faster on CPUs with AVX-512 BF16 or AMX, slower "
+        "elsewhere; auto picks it only where it is native",
     )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = parser.parse_args(argv)

@@ -47,7 +47,8 @@ def build_argument_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cuda-device", type=int, default=-1, help="GPU number; -1: the CPU")
     parser.add_argument("--precision", choices=EMBEDDER_PRECISIONS,
                         help="a span parser's transformer precision (default: the archive's); "
-                        "bfloat16 is faster on CPUs with AVX-512 BF16 or AMX")
+                        "bfloat16 is faster on CPUs with AVX-512 BF16 or AMX, slower elsewhere; "
+                        "auto picks it only where it is native")
     parser.add_argument("--log-level", default="warning",
                         choices=("critical", "error", "warning", "info", "debug"))
     return parser

@@ -11,6 +11,7 @@ chart, the dependency losses to the loss, heads to the decode). The chart is a s
 sentence, in `forward` when not training, and reused by the metrics and by
 `make_output_human_readable`, which only turns them into strings and lists.
 """
+import logging
 from typing import Any, Dict, List, Optional, Tuple
 
 import torch
@@ -35,10 +36,43 @@ from lal_allennlp.modules.word_piece_limit import explain_too_long
 from lal_allennlp.structs import ChartLabels, SpanChart
 from lal_allennlp.syntax.trees import spans_to_tree, tree_pos, tree_to_string
 
+logger = logging.getLogger(__name__)
+
 _AUTOCAST_DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
-"""`embedder_precision`'s values and the autocast dtype of each (None: no autocast)."""
-EMBEDDER_PRECISIONS = tuple(_AUTOCAST_DTYPES)
-"""The values of `embedder_precision` (and of the `--precision` options)."""
+"""The fixed values of `embedder_precision` and the autocast dtype of each (None: no autocast)."""
+EMBEDDER_PRECISIONS = tuple(_AUTOCAST_DTYPES) + ("auto",)
+"""The values of `embedder_precision` (and of the `--precision` options). `"auto"` is
+bfloat16 on a device with native bfloat16 arithmetic and float32 elsewhere
+(`native_autocast_dtype`)."""
+
+
+def native_autocast_dtype(device: torch.device) -> Optional[torch.dtype]:
+    """The low-precision dtype in which `device` runs a transformer's matrix products faster
+    than in float32, or None (float32) where it has none.
+
+    - CPU: bfloat16 with AVX-512 BF16 or AMX. Without them torch's bfloat16 kernels convert
+      every operand and run slower than float32 (several times, on an AVX2 CPU: see the
+      benchmark page), and float16 is never chosen on a CPU.
+    - CUDA: bfloat16 where the GPU supports it (Ampere and later), float16 before.
+    """
+    if device.type == "cuda":
+        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    if device.type == "cpu":
+        cpu = getattr(torch, "cpu", None)
+        checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+        if any(getattr(cpu, name, lambda: False)() for name in checks):
+            return torch.bfloat16
+    return None
+
+
+def _native_on_cpu(dtype: torch.dtype) -> bool:
+    """Whether the CPU runs `dtype` matrix products natively (AVX-512 BF16 / AMX, AVX-512 FP16
+    / AMX-FP16)."""
+    if dtype == torch.bfloat16:
+        return native_autocast_dtype(torch.device("cpu")) == torch.bfloat16
+    check = getattr(getattr(torch, "cpu", None), "_is_amx_fp16_supported", lambda: False)
+    fp16 = getattr(torch.ops.mkldnn, "_is_mkldnn_fp16_supported", lambda: False)
+    return bool(check() or fp16())
 
 Gold = Dict[str, Optional[torch.Tensor]]
 """The gold tensors of a batch by field name (`pos_tags`, `gold_spans`, ...), None if absent."""
@@ -100,7 +134,10 @@ class SpanParserBase(Model):
         unchanged. A setting for an existing archive too: `-o '{"model.embedder_precision":
         "bfloat16"}'`, `lal-parse --precision`, `Parser.load(..., precision=...)`. bfloat16
         pays on CPUs with native bfloat16 arithmetic (AVX-512 BF16 or AMX); elsewhere torch
-        emulates it and it is slower than float32.
+        emulates it and it is several times slower than float32, which a warning says.
+        `"auto"`: bfloat16 where the device has native bfloat16 arithmetic (float16 on a GPU
+        without it), float32 elsewhere, decided on the device each batch runs on, so that
+        an archive trained on one machine parses at its best on another.
     """
 
     def __init__(
@@ -277,7 +314,7 @@ class SpanParserBase(Model):
         """The text field embedder's output. When parsing (no gradients) in a lower
         `embedder_precision`, its linear layers get weights cast once and kept (`CastWeights`)
         instead of cast by autocast in every batch: the same output, bit for bit."""
-        dtype = _AUTOCAST_DTYPES[self._embedder_precision]
+        dtype = self._autocast_dtype(util.get_text_field_mask(tokens).device)
         if dtype is None or self.training or torch.is_grad_enabled():
             return self.text_field_embedder(tokens)
         weights = self._cast_weights.copies(self.text_field_embedder, dtype)
@@ -289,16 +326,41 @@ class SpanParserBase(Model):
 
     @embedder_precision.setter
     def embedder_precision(self, precision: str) -> None:
-        if precision not in _AUTOCAST_DTYPES:
+        if precision not in EMBEDDER_PRECISIONS:
             raise ConfigurationError(
-                f"embedder_precision must be one of {sorted(_AUTOCAST_DTYPES)}, "
+                f"embedder_precision must be one of {sorted(EMBEDDER_PRECISIONS)}, "
                 f'not "{precision}"'
             )
         self._embedder_precision = precision
+        self._warned_emulated = False
+
+    def _autocast_dtype(self, device: torch.device) -> Optional[torch.dtype]:
+        """The autocast dtype of `embedder_precision` on `device` (None: float32). A fixed
+        low precision on a CPU that only emulates it is kept, as asked, with one warning."""
+        if self._embedder_precision == "auto":
+            return native_autocast_dtype(device)
+        dtype = _AUTOCAST_DTYPES[self._embedder_precision]
+        if (
+            dtype is not None
+            and device.type == "cpu"
+            and not self._warned_emulated
+            and not _native_on_cpu(dtype)
+        ):
+            self._warned_emulated = True
+            logger.warning(
+                "embedder_precision is %s, but this CPU (%s) has no native %s arithmetic: "
+                "torch emulates it, and the transformer runs several times slower than in "
+                'float32. Set embedder_precision to "auto" or "float32" (-o \'{"model.'
+                'embedder_precision": "auto"}\', lal-parse --precision auto).',
+                self._embedder_precision,
+                torch.backends.cpu.get_cpu_capability(),
+                self._embedder_precision,
+            )
+        return dtype
 
     def _embedder_autocast(self, device: torch.device) -> torch.autocast:
         """`torch.autocast` in `embedder_precision` on `device` (disabled for float32)."""
-        dtype = _AUTOCAST_DTYPES[self._embedder_precision]
+        dtype = self._autocast_dtype(device)
         return torch.autocast(device.type, dtype=dtype, enabled=dtype is not None)
 
     def _span_chart(self, fenceposts: torch.Tensor, mask: torch.BoolTensor) -> SpanChart:

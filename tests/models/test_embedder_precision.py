@@ -194,3 +194,53 @@ def test_training_and_gradients_use_the_weights_themselves(predictor):
     finally:
         model.embedder_precision = "float32"
         model.zero_grad()
+
+
+def _cpu_bfloat16(monkeypatch, native: bool) -> None:
+    """Make torch report a CPU with (or without) native bfloat16 arithmetic."""
+    monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: native)
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False)
+
+
+@pytest.mark.parametrize("native, expected", [(True, torch.bfloat16), (False, torch.float32)])
+def test_auto_is_bfloat16_only_on_a_cpu_that_has_it(predictor, monkeypatch, native, expected):
+    _cpu_bfloat16(monkeypatch, native)
+    seen = _dtypes_seen(predictor, "auto")
+    assert seen["transformer"] == expected
+    assert seen["span_scorer"] == torch.float32
+
+
+def test_native_autocast_dtype_of_each_device(monkeypatch):
+    from lal_allennlp.models.span_parser_base import native_autocast_dtype
+
+    _cpu_bfloat16(monkeypatch, False)
+    assert native_autocast_dtype(torch.device("cpu")) is None
+    monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True)
+    assert native_autocast_dtype(torch.device("cpu")) == torch.bfloat16
+    for bf16, expected in ((True, torch.bfloat16), (False, torch.float16)):
+        monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *args, **kw: bf16)
+        assert native_autocast_dtype(torch.device("cuda")) == expected
+
+
+def test_emulated_bfloat16_is_kept_with_one_warning(predictor, monkeypatch, caplog):
+    _cpu_bfloat16(monkeypatch, False)
+    logger_name = "lal_allennlp.models.span_parser_base"
+    with caplog.at_level("WARNING", logger=logger_name):
+        predictor._model.embedder_precision = "bfloat16"
+        try:
+            with torch.no_grad():
+                for _ in range(2):  # the second batch: no new warning
+                    predictor.predict_json({"tokens": SENTENCE})
+        finally:
+            predictor._model.embedder_precision = "float32"
+        first = _dtypes_seen(predictor, "bfloat16")  # set again: warned again
+    assert first["transformer"] == torch.bfloat16  # what was asked for is what runs
+    warnings = [r.getMessage() for r in caplog.records if r.name == logger_name]
+    assert len(warnings) == 2
+    assert "no native bfloat16" in warnings[0] and '"auto"' in warnings[0]
+
+    caplog.clear()
+    _cpu_bfloat16(monkeypatch, True)
+    with caplog.at_level("WARNING", logger=logger_name):
+        _dtypes_seen(predictor, "bfloat16")
+    assert not [r for r in caplog.records if r.name == logger_name]
