@@ -366,6 +366,20 @@ def test_all_equal_scores_follow_the_tie_rule() -> None:
         assert scores[0] == 0.0
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_longer_sentences_with_ties(dtype) -> None:
+    """Sentences of 33 to 48 words with small integer scores (many exact ties): spans and
+    outside head ranges of up to 6 chunks of 8 heads; the trees must equal the O(n^5)
+    recurrence's, ties included."""
+    rng = np.random.default_rng(80 + (dtype == np.float64))
+    lengths = rng.integers(33, 49, 6).tolist()
+    span_scores, arc_scores = _random_batch(rng, lengths, 12, dtype, integer=True)
+    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
+    _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, np.array(lengths)))
+    for b, n in enumerate(lengths):
+        _check_joint_tree(fast[0][b], fast[1][b], n, 12)
+
+
 def test_150_words() -> None:
     rng = np.random.default_rng(70)
     n = 150
