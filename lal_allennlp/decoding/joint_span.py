@@ -352,8 +352,17 @@ def _aligned_zeros(count, dtype):  # pragma: no cover - compiled code
 
 
 def _padded_stride(size: int) -> int:
-    """Row length of the decoder's charts: room for h = 0..n plus 7 lanes of overrun."""
-    return (size + 7 + _LANES - 1) // _LANES * _LANES
+    """Row length of the decoder's charts: room for h = 0..n plus 7 lanes of overrun, in whole
+    chunks of 8 lanes, and an odd number of chunks.
+
+    The split maximum and the outside attachment read one chunk from each of many consecutive
+    rows. With an even number of chunks, on lengths where the row is a multiple of 1 KiB (245 to
+    248 words, 497 to 504, ...), those reads all fall in a few sets of the CPU's caches, which
+    then hold only a handful of the rows: decoding took about twice as long there. An odd
+    number of chunks spreads consecutive rows over every set.
+    """
+    stride = (size + 7 + _LANES - 1) // _LANES * _LANES
+    return stride if stride // _LANES % 2 else stride + _LANES
 
 
 _padded_stride_jit = njit(cache=True)(_padded_stride)
