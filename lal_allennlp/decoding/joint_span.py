@@ -353,16 +353,17 @@ def _aligned_zeros(count, dtype):  # pragma: no cover - compiled code
 
 def _padded_stride(size: int) -> int:
     """Row length of the decoder's charts: room for h = 0..n plus 7 lanes of overrun, in whole
-    chunks of 8 lanes, and an odd number of chunks.
+    chunks of 8 lanes, and never a multiple of 4 chunks.
 
     The split maximum and the outside attachment read one chunk from each of many consecutive
-    rows. With an even number of chunks, on lengths where the row is a multiple of 1 KiB (245 to
-    248 words, 497 to 504, ...), those reads all fall in a few sets of the CPU's caches, which
-    then hold only a handful of the rows: decoding took about twice as long there. An odd
-    number of chunks spreads consecutive rows over every set.
+    rows. When the row is a multiple of 4 chunks (128 bytes in float32), consecutive rows fall
+    in at most half of the sets of the CPU's caches, and far fewer when the row is a multiple
+    of 1 KiB (245 to 248 words, 497 to 504, ...): the caches then hold only a handful of the
+    rows, and decoding took about twice as long at those lengths. One more chunk makes the row
+    an odd number of chunks, whose consecutive rows spread over every set.
     """
     stride = (size + 7 + _LANES - 1) // _LANES * _LANES
-    return stride if stride // _LANES % 2 else stride + _LANES
+    return stride + _LANES if stride // _LANES % 4 == 0 else stride
 
 
 _padded_stride_jit = njit(cache=True)(_padded_stride)

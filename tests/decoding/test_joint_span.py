@@ -380,16 +380,17 @@ def test_longer_sentences_with_ties(dtype) -> None:
         _check_joint_tree(fast[0][b], fast[1][b], n, 12)
 
 
-def test_chart_rows_hold_the_heads_and_an_odd_number_of_chunks() -> None:
-    """Every row has room for heads 0..n and 7 lanes of overrun, in whole 8-lane chunks, and
-    an odd number of them (rows a multiple of 1 KiB apart share a few cache sets)."""
+def test_chart_rows_hold_the_heads_and_are_no_multiple_of_4_chunks() -> None:
+    """Every row has room for heads 0..n and 7 lanes of overrun, in whole 8-lane chunks, never
+    a multiple of 4 of them (rows a multiple of 128 bytes apart share few cache sets)."""
     from lal_allennlp.decoding.joint_span import _padded_stride
 
     for size in range(2, 2050):
         stride = _padded_stride(size)
-        assert stride >= size + 7 and stride % 8 == 0 and (stride // 8) % 2 == 1
+        assert stride >= size + 7 and stride % 8 == 0 and (stride // 8) % 4 != 0
         assert stride <= size + 7 + 15  # no more than one extra chunk
     assert _padded_stride(501) == 520  # 500 words: 512 would be 2 KiB per float32 row
+    assert _padded_stride(1001) == 1008  # 63 cache lines: left as it was
 
 
 def test_150_words() -> None:
