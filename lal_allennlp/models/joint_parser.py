@@ -58,7 +58,9 @@ class _PairLabelScorer(torch.nn.Module):
     Biaffine label scores of aligned (dependent, head) pairs, Dozat & Manning (2017):
     `s_l(d, h) = d^T W_l h + U_l^T d + V_l^T h + b_l`, with `U`, `V`, `b` folded into `W` by
     appending a 1 to both inputs. Contracts one pair at a time (`(pairs, labels, dim)` at most),
-    unlike a broadcast matmul over all labels, which would materialise `W` per pair.
+    unlike a broadcast matmul over all labels, which would materialise `W` per pair. torch's
+    `bilinear` kernel does that contraction in half the time of the equivalent `einsum`
+    (hundreds of labels: the largest product of a joint parse, see the benchmark page).
     """
 
     def __init__(self, input_dim: int, num_labels: int) -> None:
@@ -71,7 +73,7 @@ class _PairLabelScorer(torch.nn.Module):
         dependents = torch.cat([dependents, ones], -1)
         heads = torch.cat([heads, ones], -1)
         # shape (..., num_labels)
-        return torch.einsum("...i,lij,...j->...l", dependents, self.weight, heads)
+        return torch.nn.functional.bilinear(dependents, heads, self.weight)
 
 
 @Model.register("lal_joint_parser")
