@@ -359,8 +359,8 @@ def _padded_stride(size: int) -> int:
     rows. When the row is a multiple of 4 chunks (128 bytes in float32), consecutive rows fall
     in at most half of the sets of the CPU's caches, and far fewer when the row is a multiple
     of 1 KiB (245 to 248 words, 497 to 504, ...): the caches then hold only a handful of the
-    rows, and decoding took about twice as long at those lengths. One more chunk makes the row
-    an odd number of chunks, whose consecutive rows spread over every set.
+    rows (the benchmark page has the cost). One more chunk makes the row an odd number of
+    chunks, whose consecutive rows spread over every set.
     """
     stride = (size + 7 + _LANES - 1) // _LANES * _LANES
     return stride + _LANES if stride // _LANES % 4 == 0 else stride

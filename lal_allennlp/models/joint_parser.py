@@ -59,8 +59,8 @@ class _PairLabelScorer(torch.nn.Module):
     `s_l(d, h) = d^T W_l h + U_l^T d + V_l^T h + b_l`, with `U`, `V`, `b` folded into `W` by
     appending a 1 to both inputs. Contracts one pair at a time (`(pairs, labels, dim)` at most),
     unlike a broadcast matmul over all labels, which would materialise `W` per pair. torch's
-    `bilinear` kernel does that contraction in half the time of the equivalent `einsum`
-    (hundreds of labels: the largest product of a joint parse, see the benchmark page).
+    `bilinear` kernel does that contraction faster than the equivalent `einsum`; with hundreds
+    of labels it is the largest product of a joint parse (the benchmark page has the figures).
     """
 
     def __init__(self, input_dim: int, num_labels: int) -> None:

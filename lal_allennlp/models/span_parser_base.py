@@ -314,7 +314,9 @@ class SpanParserBase(Model):
         """The text field embedder's output. When parsing (no gradients) in a lower
         `embedder_precision`, its linear layers get weights cast once and kept (`CastWeights`)
         instead of cast by autocast in every batch: the same output, bit for bit."""
-        dtype = self._autocast_dtype(util.get_text_field_mask(tokens).device)
+        # the device of the token tensors (any one of them)
+        device = next(iter(next(iter(tokens.values())).values())).device
+        dtype = self._autocast_dtype(device)
         if dtype is None or self.training or torch.is_grad_enabled():
             return self.text_field_embedder(tokens)
         weights = self._cast_weights.copies(self.text_field_embedder, dtype)
@@ -332,21 +334,22 @@ class SpanParserBase(Model):
                 f'not "{precision}"'
             )
         self._embedder_precision = precision
-        self._warned_emulated = False
+        # The autocast dtype of this setting by device type, resolved on first use.
+        self._autocast_dtypes: Dict[str, Optional[torch.dtype]] = {}
 
     def _autocast_dtype(self, device: torch.device) -> Optional[torch.dtype]:
-        """The autocast dtype of `embedder_precision` on `device` (None: float32). A fixed
-        low precision on a CPU that only emulates it is kept, as asked, with one warning."""
+        """The autocast dtype of `embedder_precision` on `device` (None: float32), resolved
+        once per setting and device type. A fixed low precision on a CPU that only emulates it
+        is kept, as asked, with one warning."""
+        if device.type not in self._autocast_dtypes:
+            self._autocast_dtypes[device.type] = self._resolve_autocast_dtype(device)
+        return self._autocast_dtypes[device.type]
+
+    def _resolve_autocast_dtype(self, device: torch.device) -> Optional[torch.dtype]:
         if self._embedder_precision == "auto":
             return native_autocast_dtype(device)
         dtype = _AUTOCAST_DTYPES[self._embedder_precision]
-        if (
-            dtype is not None
-            and device.type == "cpu"
-            and not self._warned_emulated
-            and not _native_on_cpu(dtype)
-        ):
-            self._warned_emulated = True
+        if dtype is not None and device.type == "cpu" and not _native_on_cpu(dtype):
             logger.warning(
                 "embedder_precision is %s, but this CPU (%s) has no native %s arithmetic: "
                 "torch emulates it, and the transformer runs several times slower than in "
