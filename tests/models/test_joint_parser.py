@@ -161,6 +161,27 @@ def test_pair_label_scorer_is_the_biaffine_formula():
                 assert scores[b, k, label].item() == pytest.approx(expected.item(), abs=1e-5)
 
 
+def test_pair_label_scorer_gradients_equal_torch_bilinear():
+    # The scorer's single matrix product of outer products against torch's bilinear kernel on the
+    # same inputs (with the appended ones): same scores and same gradients for both inputs and W.
+    torch.manual_seed(1)
+    scorer = _PairLabelScorer(6, 4)
+    dependents = torch.randn(3, 5, 6, requires_grad=True)
+    heads = torch.randn(3, 5, 6, requires_grad=True)
+    upstream = torch.randn(3, 5, 4)
+    (scorer(dependents, heads) * upstream).sum().backward()
+    ours = [dependents.grad.clone(), heads.grad.clone(), scorer.weight.grad.clone()]
+    dependents.grad, heads.grad, scorer.weight.grad = None, None, None
+    ones = torch.ones(3, 5, 1)
+    reference = torch.nn.functional.bilinear(
+        torch.cat([dependents, ones], -1), torch.cat([heads, ones], -1), scorer.weight
+    )
+    (reference * upstream).sum().backward()
+    theirs = [dependents.grad, heads.grad, scorer.weight.grad]
+    for mine, expected in zip(ours, theirs):
+        assert torch.allclose(mine, expected, atol=1e-5, rtol=1e-5)
+
+
 def test_conllu_predictor_and_lal_parse_format(tmp_path):
     import io
 

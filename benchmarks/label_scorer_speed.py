@@ -1,0 +1,116 @@
+"""
+The joint parser's dependency label scorer, side by side in one run: torch's `bilinear` kernel
+against the scorer's single matrix product of outer products (`_PairLabelScorer`; the same
+formula and weights).
+
+With one label per dependency label of the training set (the WSJ sample's `P_M` labels: 381
+on wsj_0001-0159), the biaffine label scores are the largest product of a joint parse. Timed on
+the joint config (`training_config/lal_minilm_cpu_joint.jsonnet`, its initial weights, the
+vocabulary of `--train`):
+
+- the scorer alone on `--pairs` random (dependent, head) pairs of the config's label MLP size:
+  forward (as in parsing) and forward + backward (as in training), median of `--repeats`;
+- whole training steps and whole parses of the config (`config_timing.py`), with the model's
+  scorer running one way or the other; the two alternate round by round.
+
+    python benchmarks/label_scorer_speed.py [--train ../shared/data/ptb-sample/trees/wsj_0001-0159]
+        [--batches 6] [--rounds 2] [--pairs 960] [--repeats 20]
+"""
+import argparse
+import statistics
+import time
+import types
+
+from config_timing import TREES, ConfigTiming, add_arguments  # benchmarks/config_timing.py
+
+
+def bilinear_forward(scorer, dependents, heads):
+    """The scorer's formula by torch's `bilinear` kernel (the implementation before)."""
+    import torch
+
+    ones = dependents.new_ones(dependents.shape[:-1] + (1,))
+    dependents = torch.cat([dependents, ones], -1)
+    heads = torch.cat([heads, ones], -1)
+    return torch.nn.functional.bilinear(dependents, heads, scorer.weight)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    parser.set_defaults(train=f"{TREES}/wsj_0001-0159")
+    parser.add_argument("--pairs", type=int, default=960)
+    parser.add_argument("--repeats", type=int, default=20)
+    args = parser.parse_args()
+
+    import torch
+
+    from timing import load_average  # benchmarks/timing.py
+
+    bench = ConfigTiming(args)
+    scorer = bench.model.label_scorer
+    num_labels, dim = scorer.weight.shape[0], scorer.weight.shape[1] - 1
+    ways = {
+        "torch bilinear": types.MethodType(bilinear_forward, scorer),
+        "outer products x weights (ours)": scorer.forward,
+    }
+    print(f"{bench.config}: {num_labels} dependency labels, label MLP size {dim}; "
+          f"{args.threads} threads; load {load_average()}\n")
+
+    # The scorer alone.
+    dependents = torch.randn(args.pairs, dim, requires_grad=True)
+    heads = torch.randn(args.pairs, dim, requires_grad=True)
+    with torch.no_grad():
+        same = torch.allclose(
+            ways["torch bilinear"](dependents, heads),
+            ways["outer products x weights (ours)"](dependents, heads),
+            rtol=1e-4,
+            atol=1e-3,
+        )
+    alone = {}
+    for name, forward in ways.items():
+        times = {"forward": [], "forward + backward": []}
+        for _ in range(args.repeats + 2):
+            start = time.perf_counter()
+            with torch.no_grad():
+                forward(dependents, heads)
+            times["forward"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            forward(dependents, heads).sum().backward()
+            times["forward + backward"].append(time.perf_counter() - start)
+        alone[name] = {k: statistics.median(v[2:]) for k, v in times.items()}
+    print(f"The scorer alone, {args.pairs} pairs (median of {args.repeats}; same scores: {same}):\n")
+    print("| scorer | forward (ms) | forward + backward (ms) |")
+    print("|---|---:|---:|")
+    for name, t in alone.items():
+        print(f"| {name} | {1000 * t['forward']:.1f} | {1000 * t['forward + backward']:.1f} |")
+
+    # Whole training steps and parses.
+    for name, forward in ways.items():
+        scorer.forward = forward
+        bench.warm()
+    seconds = {(phase, name): 0.0 for phase in ("train", "parse") for name in ways}
+    for _ in range(args.rounds):
+        for name, forward in ways.items():
+            scorer.forward = forward
+            for phase, run in (("train", bench.train), ("parse", bench.parse)):
+                start = time.perf_counter()
+                run()
+                seconds[phase, name] += time.perf_counter() - start
+    batches, inputs = bench.batches, bench.inputs
+    print(f"\nThe whole config: {len(batches)} training batches of 16 sentences "
+          f"({bench.words} words), {len(inputs)} dev sentences parsed, {args.rounds} rounds; "
+          f"load {load_average()}\n")
+    print("| scorer | training sentences/s | parse sentences/s |")
+    print("|---|---:|---:|")
+    for name in ways:
+        train_rate = args.rounds * 16 * len(batches) / seconds["train", name]
+        parse_rate = args.rounds * len(inputs) / seconds["parse", name]
+        print(f"| {name} | {train_rate:.1f} | {parse_rate:.1f} |")
+    base, ours = list(ways)
+    print(f"\nours / torch bilinear: training "
+          f"{seconds['train', base] / seconds['train', ours]:.2f}x, parsing "
+          f"{seconds['parse', base] / seconds['parse', ours]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
