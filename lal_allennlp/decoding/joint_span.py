@@ -105,6 +105,11 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
 * Spans are filled in blocks of 8 consecutive ends (:func:`_fill_charts`): the S rows of one
   start are then read for 8 spans in a row while the E rows of the block's ends stay in cache.
   On long sentences, where the charts no longer fit in the caches, this halves the fill time.
+* Within a block, starts far enough below it go by 4 (:func:`_tile_bulk`): the split points
+  that 4 starts x 8 ends have in common are maximised together in tiles of 4 x 2 register
+  accumulators (:func:`_split_max_tile`), which read each E row chunk once for the 4 starts
+  and each S row chunk once for 2 ends; each span then adds its own few split points
+  (:func:`_split_max_seeded`). Maxima are exact in any order, so the result is the same.
 * The label tables read every span's L scores once, which is bound by memory bandwidth; the
   O(n^4) arithmetic is the rest. The plain span CKY (:mod:`~lal_allennlp.decoding.cky`) reads the
   same scores, so it bounds the speed of any decoder of these charts from above.
@@ -220,6 +225,82 @@ def _broadcast(builder, vector_type, scalar):
     return builder.shuffle_vector(lane0, undefined, zeros)
 
 
+class _VectorCode:
+    """LLVM vector code on 1-d arrays of one float dtype, 8 lanes at a time (for the kernels)."""
+
+    def __init__(self, context, builder, dtype) -> None:
+        self.context, self.builder = context, builder
+        scalar_type = context.get_data_type(dtype)
+        self.vector_type = ir.VectorType(scalar_type, _LANES)
+        self.align = context.get_abi_sizeof(scalar_type)
+        self._max = _maxnum_vector(builder, self.vector_type, 8 * self.align)
+
+    def pointer(self, array_type, array_value, offset):
+        return _vector_pointer(
+            self.context, self.builder, array_type, array_value, offset, self.vector_type
+        )
+
+    def load(self, array_type, array_value, offset):
+        return self.builder.load(self.pointer(array_type, array_value, offset), align=self.align)
+
+    def store(self, array_type, array_value, offset, value) -> None:
+        self.builder.store(value, self.pointer(array_type, array_value, offset), align=self.align)
+
+    def max(self, a, b):
+        return self.builder.call(self._max, [a, b])
+
+    def add_scalar(self, vector, scalar):
+        return self.builder.fadd(vector, _broadcast(self.builder, self.vector_type, scalar))
+
+
+def _split_max_codegen(ranges: int):
+    """Code of :func:`_split_max` (``ranges=0``: the first term starts the maximum) and of
+    :func:`_split_max_seeded` (``ranges=2``: a seed starts it, then two ranges of terms)."""
+
+    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
+        x_v, s_v, e_v, x_off_v, s_off_v, e_off_v, one_v, multi_v = args[:8]
+        x_t, s_t, e_t = signature.args[:3]
+        code = _VectorCode(context, builder, x_t.dtype)
+        intp_one = ir.Constant(x_off_v.type, 1)
+
+        def term(a_t, a_v, a_off, b_t, b_v, b_off, step, r):
+            shift = builder.mul(r, step)
+            return builder.fadd(
+                code.load(a_t, a_v, builder.add(a_off, shift)),
+                code.load(b_t, b_v, builder.add(b_off, shift)),
+            )
+
+        def accumulate(acc, a_t, a_v, a_off, b_t, b_v, b_off, step, first, count):
+            with cgutils.for_range(builder, count) as loop:
+                r = builder.add(loop.index, first)
+                value = term(a_t, a_v, a_off, b_t, b_v, b_off, step, r)
+                builder.store(code.max(builder.load(acc), value), acc)
+
+        if ranges == 0:  # a[a_off + r step] + b[b_off + r step], r < count (count >= 1)
+            a_v, a_off_v, b_v, b_off_v, step_v, count_v = args[8:14]
+            a_t, b_t = signature.args[8], signature.args[10]
+            first = term(a_t, a_v, a_off_v, b_t, b_v, b_off_v, step_v, ir.Constant(x_off_v.type, 0))
+            acc = cgutils.alloca_once_value(builder, first)
+            rest = builder.sub(count_v, intp_one)
+            accumulate(acc, a_t, a_v, a_off_v, b_t, b_v, b_off_v, step_v, intp_one, rest)
+        else:  # seed[seed_off], then each range (a_off, b_off, count >= 0) of a and b rows
+            seed_t, a_t, b_t = signature.args[8], signature.args[10], signature.args[11]
+            seed_v, seed_off_v, a_v, b_v, step_v = args[8:13]
+            acc = cgutils.alloca_once_value(builder, code.load(seed_t, seed_v, seed_off_v))
+            zero = ir.Constant(x_off_v.type, 0)
+            for r in range(ranges):
+                a_off_v, b_off_v, count_v = args[13 + 3 * r : 16 + 3 * r]
+                accumulate(acc, a_t, a_v, a_off_v, b_t, b_v, b_off_v, step_v, zero, count_v)
+        raw = builder.load(acc)
+        code.store(x_t, x_v, x_off_v, code.add_scalar(raw, one_v))
+        multi = code.add_scalar(raw, multi_v)
+        code.store(s_t, s_v, s_off_v, multi)
+        code.store(e_t, e_v, e_off_v, multi)
+        return context.get_dummy_value()
+
+    return codegen
+
+
 @intrinsic
 def _split_max(
     typingctx, x, s, e, x_off, s_off, e_off, one_score, multi_score, a, a_off, b, b_off, step, count
@@ -238,44 +319,105 @@ def _split_max(
     sig = types.void(
         x, s, e, intp, intp, intp, one_score, multi_score, a, intp, b, intp, intp, intp
     )
+    return sig, _split_max_codegen(ranges=0)
+
+
+@intrinsic
+def _split_max_seeded(
+    typingctx,
+    x,
+    s,
+    e,
+    x_off,
+    s_off,
+    e_off,
+    one_score,
+    multi_score,
+    seed,
+    seed_off,
+    a,
+    b,
+    step,
+    a_off1,
+    b_off1,
+    count1,
+    a_off2,
+    b_off2,
+    count2,
+):
+    """:func:`_split_max` whose maximum starts from ``seed[seed_off + t]`` (the part of the split
+    maximum that :func:`_split_max_tile` computed) and takes the terms of two ranges::
+
+        raw[t] = max(seed[seed_off + t],
+                     max_{r < count1} a[a_off1 + r step + t] + b[b_off1 + r step + t],
+                     max_{r < count2} a[a_off2 + r step + t] + b[b_off2 + r step + t])
+
+    (count1, count2 >= 0), written out as :func:`_split_max` does.
+    """
+    if not _check_flat_arrays(x, s, e, seed, a, b):
+        return None
+    if one_score != x.dtype or multi_score != x.dtype:
+        return None
+    intp = types.intp
+    sig = types.void(
+        x, s, e, intp, intp, intp, one_score, multi_score, seed, intp, a, b, intp,
+        intp, intp, intp, intp, intp, intp,
+    )
+    return sig, _split_max_codegen(ranges=2)
+
+
+_TILE_STARTS = 4  # starts of a tile of :func:`_split_max_tile`
+_TILE_ENDS = 2  # ends of a tile
+_TILE_MIN_SPLITS = 16  # tiles only where the starts have at least this many split points in common
+
+
+@intrinsic
+def _split_max_tile(
+    typingctx, t, t_off, t_step_start, t_step_end, a, a0, a1, a2, a3, b, b0, b1, step, count
+):
+    """The common part of the split maxima of 4 x 2 spans, one 8-lane chunk each: 4 starts
+    (rows ``a0..a3`` of the S chart, one per start) by 2 ends (rows ``b0, b1`` of the E chart)::
+
+        t[t_off + m t_step_start + p t_step_end + u]
+            = max_{r < count} a[a_m + r step + u] + b[b_p + r step + u]
+
+    (m < 4, p < 2, lanes u < 8; count >= 1). The 8 accumulators stay in registers; each loaded
+    row chunk serves 2 or 4 of them, so the E rows, which stream from the L2 cache on long
+    sentences, are read once for 4 starts.
+    """
+    if not _check_flat_arrays(t, a, b):
+        return None
+    intp = types.intp
+    sig = types.void(t, intp, intp, intp, a, intp, intp, intp, intp, b, intp, intp, intp, intp)
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        x_v, s_v, e_v, x_off_v, s_off_v, e_off_v, one_v, multi_v = args[:8]
-        a_v, a_off_v, b_v, b_off_v, step_v, count_v = args[8:]
-        x_t, s_t, e_t = signature.args[:3]
-        a_t, b_t = signature.args[8], signature.args[10]
-        scalar_type = context.get_data_type(x_t.dtype)
-        vector_type = ir.VectorType(scalar_type, _LANES)
-        align = context.get_abi_sizeof(scalar_type)
-        vector_max = _maxnum_vector(builder, vector_type, 8 * align)
+        t_v, t_off_v, t_step_start_v, t_step_end_v, a_v = args[:5]
+        a_offs, b_v, b_offs, (step_v, count_v) = args[5:9], args[9], args[10:12], args[12:14]
+        t_t, a_t, b_t = signature.args[0], signature.args[4], signature.args[9]
+        code = _VectorCode(context, builder, t_t.dtype)
 
-        def load(array_type, array_value, offset):
-            pointer = _vector_pointer(
-                context, builder, array_type, array_value, offset, vector_type
-            )
-            return builder.load(pointer, align=align)
+        def terms(r):
+            shift = builder.mul(r, step_v)
+            rows_a = [code.load(a_t, a_v, builder.add(off, shift)) for off in a_offs]
+            rows_b = [code.load(b_t, b_v, builder.add(off, shift)) for off in b_offs]
+            return [builder.fadd(ra, rb) for ra in rows_a for rb in rows_b]
 
-        def store(array_type, array_value, offset, value):
-            pointer = _vector_pointer(
-                context, builder, array_type, array_value, offset, vector_type
-            )
-            builder.store(value, pointer, align=align)
-
-        first = builder.fadd(load(a_t, a_v, a_off_v), load(b_t, b_v, b_off_v))
-        acc = cgutils.alloca_once_value(builder, first)
-        one = ir.Constant(a_off_v.type, 1)
+        zero = ir.Constant(t_off_v.type, 0)
+        one = ir.Constant(t_off_v.type, 1)
+        accs = [cgutils.alloca_once_value(builder, value) for value in terms(zero)]
         with cgutils.for_range(builder, builder.sub(count_v, one)) as loop:
-            shift = builder.mul(builder.add(loop.index, one), step_v)
-            value = builder.fadd(
-                load(a_t, a_v, builder.add(a_off_v, shift)),
-                load(b_t, b_v, builder.add(b_off_v, shift)),
+            for acc, value in zip(accs, terms(builder.add(loop.index, one))):
+                builder.store(code.max(builder.load(acc), value), acc)
+        for index, acc in enumerate(accs):
+            m, p = divmod(index, _TILE_ENDS)
+            target = builder.add(
+                t_off_v,
+                builder.add(
+                    builder.mul(ir.Constant(t_off_v.type, m), t_step_start_v),
+                    builder.mul(ir.Constant(t_off_v.type, p), t_step_end_v),
+                ),
             )
-            builder.store(builder.call(vector_max, [builder.load(acc), value]), acc)
-        raw = builder.load(acc)
-        store(x_t, x_v, x_off_v, builder.fadd(raw, _broadcast(builder, vector_type, one_v)))
-        multi = builder.fadd(raw, _broadcast(builder, vector_type, multi_v))
-        store(s_t, s_v, s_off_v, multi)
-        store(e_t, e_v, e_off_v, multi)
+            code.store(t_t, t_v, target, builder.load(acc))
         return context.get_dummy_value()
 
     return sig, codegen
@@ -422,6 +564,86 @@ def _span_value(i, j, size, stride, S, E, X, one_score, multi_score):  # pragma:
 
 
 @njit(cache=True, fastmath=FASTMATH)
+def _tile_bulk(top, bottom, j0, size, stride, S, E, T):  # pragma: no cover - compiled code
+    """The split points that the spans (i, j) of the starts i in [bottom, top] (at most 4) and
+    the 8 ends j of the block from j0 have in common, k in (top, j0), for every head h in
+    (bottom, j0 + 7], 8 lanes at a time::
+
+        T[((top - i) 8 + j - j0) stride + h] = max_{k in (top, j0)} S[i, k, h] + E[j, k, h]
+
+    (top + 1 < j0). These spans (i, k) end in earlier blocks and the spans (k, j) begin after
+    top, so all are ready. Chunk by chunk, the 4 starts' S rows stay in the L1 cache for the 4
+    pairs of ends, and every E row chunk is read once for the 4 starts.
+    """
+    start = (bottom + 1) // _LANES * _LANES
+    k0 = top + 1
+    # row (i, k0) of S for the starts top, top - 1, ...; a start below bottom repeats bottom's
+    # row, and its results in T are never read
+    a0 = (top * size + k0) * stride
+    a1 = (max(top - 1, bottom) * size + k0) * stride
+    a2 = (max(top - 2, bottom) * size + k0) * stride
+    a3 = (max(top - 3, bottom) * size + k0) * stride
+    for lane in range(start, j0 + _END_BLOCK, _LANES):
+        for q in range(0, _END_BLOCK, _TILE_ENDS):
+            b0 = ((j0 + q) * size + k0) * stride  # row (j0 + q, k0) of E
+            _split_max_tile(
+                T,
+                q * stride + lane,
+                _END_BLOCK * stride,
+                stride,
+                S,
+                a0 + lane,
+                a1 + lane,
+                a2 + lane,
+                a3 + lane,
+                E,
+                b0 + lane,
+                b0 + size * stride + lane,
+                stride,
+                j0 - k0,
+            )
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _span_value_seeded(
+    i, j, top, j0, size, stride, S, E, X, T, one_score, multi_score
+):  # pragma: no cover - compiled code
+    """:func:`_span_value` for a span (i, j) of a tile (:func:`_tile_bulk`), whose split points
+    k in (top, j0) are in T: adds the others, k in (i, top] (spans (k, j) of the tile's
+    starts above i, filled just before) and k in [j0, j) (spans (i, k) of this block)."""
+    start = (i + 1) // _LANES * _LANES
+    row_s = (i * size + j) * stride  # row (i, j) of S and X
+    row_e = (j * size + i) * stride  # row (j, i) of E
+    seed = ((top - i) * _END_BLOCK + j - j0) * stride
+    inner_s = (i * size + i + 1) * stride  # S[i, i + 1]
+    inner_e = (j * size + i + 1) * stride  # E[j, i + 1]
+    outer_s = (i * size + j0) * stride  # S[i, j0]
+    outer_e = (j * size + j0) * stride  # E[j, j0]
+    for lane in range(start, j + 1, _LANES):
+        _split_max_seeded(
+            X,
+            S,
+            E,
+            row_s + lane,
+            row_s + lane,
+            row_e + lane,
+            one_score,
+            multi_score,
+            T,
+            seed + lane,
+            S,
+            E,
+            stride,
+            inner_s + lane,
+            inner_e + lane,
+            top - i,
+            outer_s + lane,
+            outer_e + lane,
+            j - j0,
+        )
+
+
+@njit(cache=True, fastmath=FASTMATH)
 def _attach_outside(i, j, n, size, stride, S, E, X, arc_t):  # pragma: no cover - compiled code
     """Best attachment of span (i, j), as a dependent, to every head outside it:
 
@@ -460,21 +682,39 @@ def _attach_outside(i, j, n, size, stride, S, E, X, arc_t):  # pragma: no cover 
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _fill_charts(n, S, E, X, label_one, label_multi, arc_t, block):  # pragma: no cover
+def _fill_charts(n, S, E, X, T, label_one, label_multi, arc_t):  # pragma: no cover
     """Fill S, E and X (layout in :func:`_decode_sentence`) for every span.
 
-    Spans in blocks of ``block`` consecutive ends j; within a block by decreasing start i, then
+    Spans in blocks of 8 consecutive ends j; within a block by decreasing start i, then
     increasing end j. All sub-spans are ready when needed: (i, k) with k < j comes from an
     earlier block or earlier in the same i, (k, j) with k > i from an earlier i. The order is
     for the caches: the split maximum of (i, j) reads rows (i, k) of S and (j, k) of E for every
-    k in (i, j), so the S rows of one start are read for ``block`` ends in a row while the E rows
+    k in (i, j), so the S rows of one start are read for the 8 ends in a row while the E rows
     of the block's ends stay in cache, instead of reading a new start's S rows for every span.
+
+    In a full block, the starts below j0 - 1 go by 4: the split points that their spans have in
+    common, k in (top start, j0), are maximised first for all 4 x 8 spans together
+    (:func:`_tile_bulk`), then each span adds its own (:func:`_span_value_seeded`).
     """
     size = n + 1
     stride = _padded_stride_jit(size)
-    for j0 in range(1, n + 1, block):
-        j1 = min(j0 + block, n + 1)
-        for i in range(j1 - 2, -1, -1):
+    for j0 in range(1, n + 1, _END_BLOCK):
+        j1 = min(j0 + _END_BLOCK, n + 1)
+        i = j1 - 2
+        while i >= 0:
+            if j1 - j0 == _END_BLOCK and i + _TILE_MIN_SPLITS < j0:
+                bottom = max(0, i - _TILE_STARTS + 1)
+                _tile_bulk(i, bottom, j0, size, stride, S, E, T)
+                for start in range(i, bottom - 1, -1):
+                    for j in range(j0, j1):
+                        one_score, multi_score = label_one[start, j], label_multi[start, j]
+                        _span_value_seeded(
+                            start, j, i, j0, size, stride, S, E, X, T, one_score, multi_score
+                        )
+                        if j - start < n:
+                            _attach_outside(start, j, n, size, stride, S, E, X, arc_t)
+                i = bottom - 1
+                continue
             for j in range(max(j0, i + 1), j1):
                 if j - i == 1:  # a single word: one = multi = X = multi_label
                     value = label_multi[i, j]
@@ -485,6 +725,7 @@ def _fill_charts(n, S, E, X, label_one, label_multi, arc_t, block):  # pragma: n
                     _span_value(i, j, size, stride, S, E, X, label_one[i, j], label_multi[i, j])
                 if j - i < n:
                     _attach_outside(i, j, n, size, stride, S, E, X, arc_t)
+            i -= 1
 
 
 @njit(cache=True, fastmath=FASTMATH)
@@ -574,7 +815,7 @@ def _trace_back(
 
 @njit(cache=True, fastmath=FASTMATH)
 def _decode_sentence(
-    sent, arc, n, S, E, X, lab_buf, arc_t, stack, out_spans, out_heads
+    sent, arc, n, S, E, X, T, lab_buf, arc_t, stack, out_spans, out_heads
 ):  # pragma: no cover - compiled code
     """Decode one sentence; returns the tree score (working dtype).
 
@@ -592,7 +833,7 @@ def _decode_sentence(
     label_multi = lab_buf[size * size : 2 * size * size].reshape((size, size))
     _transpose_arcs(arc, n, stride, arc_t)
     _label_tables(sent, n, label_one, label_multi)
-    _fill_charts(n, S, E, X, label_one, label_multi, arc_t, _END_BLOCK)
+    _fill_charts(n, S, E, X, T, label_one, label_multi, arc_t)
     root, score = _best_root(X, arc, label_one, n, stride)
     _trace_back(sent, arc, n, S, E, X, label_one, root, stack, out_spans, out_heads)
     return score
@@ -615,6 +856,7 @@ def _decode_batch(
         se_buf = _aligned_zeros(size * size * stride + _LANES, span_scores.dtype)
         x_buf = _aligned_zeros(size * size * stride + _LANES, span_scores.dtype)
         arc_t = _aligned_zeros(size * stride + _LANES, span_scores.dtype)
+        tile = _aligned_zeros(_TILE_STARTS * _END_BLOCK * stride + _LANES, span_scores.dtype)
         lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
         stack = np.empty((size + 1, 4), dtype=np.int64)
         for t in range(worker, batch_size, num_workers):
@@ -626,6 +868,7 @@ def _decode_batch(
                 se_buf,
                 se_buf,
                 x_buf,
+                tile,
                 lab_buf,
                 arc_t,
                 stack,
@@ -646,6 +889,7 @@ def workspace_bytes(max_len: int, dtype) -> int:
     stride = _padded_stride(size)
     itemsize = np.dtype(dtype).itemsize
     charts = 2 * (size * size * stride + _LANES) + size * stride + _LANES + 2 * size * size
+    charts += _TILE_STARTS * _END_BLOCK * stride + _LANES  # the tiles' common maxima
     return charts * itemsize + (size + 1) * 4 * 8
 
 
