@@ -9,12 +9,16 @@ not the accuracy, is measured), `--batches` training batches of 16 sentences buc
 as the config trains, and the first `--parse-sentences` dev sentences by length. `train()` runs
 the training steps (forward, backward, gradient clipping, the config's optimizer) from the same
 initial weights and optimizer state each time; `parse()` parses the dev sentences through the
-predictor from gold tokens in batches of 32.
+predictor from gold tokens in batches of 32. `alternate(setups, rounds)` times both for each
+variant of the parser (a function that switches the model to it), the variants taking turns
+round by round so that a slower spell of the machine hits each.
 """
 import argparse
 import copy
 import os
 import sys
+import time
+from typing import Callable, Dict, Tuple
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -116,3 +120,33 @@ class ConfigTiming:
         with torch.no_grad():
             for i in range(0, len(self.inputs), 32):
                 self.predictor.predict_batch_json(self.inputs[i : i + 32])
+
+    def alternate(
+        self, setups: Dict[str, Callable[[], None]], rounds: int
+    ) -> Dict[Tuple[str, str], float]:
+        """Seconds of `train()` and `parse()` per variant, `{(phase, name): seconds}` summed over
+        `rounds`, after one warm-up of each variant."""
+        for setup in setups.values():
+            setup()
+            self.warm()
+        seconds = {(phase, name): 0.0 for phase in ("train", "parse") for name in setups}
+        for _ in range(rounds):
+            for name, setup in setups.items():
+                setup()
+                for phase, run in (("train", self.train), ("parse", self.parse)):
+                    start = time.perf_counter()
+                    run()
+                    seconds[phase, name] += time.perf_counter() - start
+        return seconds
+
+    def rates(self, seconds: float, phase: str, rounds: int) -> float:
+        """Sentences per second of `rounds` runs of `phase` that took `seconds`."""
+        count = 16 * len(self.batches) if phase == "train" else len(self.inputs)
+        return rounds * count / seconds
+
+    def summary(self, rounds: int) -> str:
+        """What was timed, for the report."""
+        return (
+            f"{self.config}: {len(self.batches)} training batches of 16 sentences "
+            f"({self.words} words), {len(self.inputs)} dev sentences parsed, {rounds} rounds"
+        )

@@ -95,26 +95,19 @@ def main() -> None:
         print(f"| {name} | {1000 * t['forward']:.1f} | {1000 * t['forward + backward']:.1f} |")
 
     # Whole training steps and parses.
-    for name, forward in ways.items():
-        scorer.forward = forward
-        bench.warm()
-    seconds = {(phase, name): 0.0 for phase in ("train", "parse") for name in ways}
-    for _ in range(args.rounds):
-        for name, forward in ways.items():
+    def setter(forward):
+        def setup():
             scorer.forward = forward
-            for phase, run in (("train", bench.train), ("parse", bench.parse)):
-                start = time.perf_counter()
-                run()
-                seconds[phase, name] += time.perf_counter() - start
-    batches, inputs = bench.batches, bench.inputs
-    print(f"\nThe whole config: {len(batches)} training batches of 16 sentences "
-          f"({bench.words} words), {len(inputs)} dev sentences parsed, {args.rounds} rounds; "
-          f"load {load_average()}\n")
+
+        return setup
+
+    seconds = bench.alternate({name: setter(f) for name, f in ways.items()}, args.rounds)
+    print(f"\nThe whole config: {bench.summary(args.rounds)}; load {load_average()}\n")
     print("| scorer | training sentences/s | parse sentences/s |")
     print("|---|---:|---:|")
     for name in ways:
-        train_rate = args.rounds * 16 * len(batches) / seconds["train", name]
-        parse_rate = args.rounds * len(inputs) / seconds["parse", name]
+        train_rate = bench.rates(seconds["train", name], "train", args.rounds)
+        parse_rate = bench.rates(seconds["parse", name], "parse", args.rounds)
         print(f"| {name} | {train_rate:.1f} | {parse_rate:.1f} |")
     ours = list(ways)[-1]
     for base in list(ways)[:-1]:

@@ -21,7 +21,6 @@ accuracy, is measured.
         [--dev ../shared/data/ptb-sample/trees/wsj_0160-0179] [--batches 6] [--rounds 2]
 """
 import argparse
-import time
 
 from config_timing import ConfigTiming, add_arguments  # benchmarks/config_timing.py
 
@@ -42,26 +41,19 @@ def main() -> None:
     native = native_autocast_dtype(torch.device("cpu"))
     print(f"CPU capability {torch.backends.cpu.get_cpu_capability()}; auto resolves to "
           f"{native or 'float32'}; {args.threads} threads; load {load_average()}")
-    for precision in PRECISIONS:  # warm-up: numba, allocations, the weight copies
-        bench.model.embedder_precision = precision
-        bench.warm()
-    seconds = {(phase, p): 0.0 for phase in ("train", "parse") for p in PRECISIONS}
-    for _ in range(args.rounds):
-        for precision in PRECISIONS:
-            bench.model.embedder_precision = precision
-            for phase, run in (("train", bench.train), ("parse", bench.parse)):
-                start = time.perf_counter()
-                run()
-                seconds[phase, precision] += time.perf_counter() - start
 
-    batches, inputs = bench.batches, bench.inputs
-    print(f"\n{bench.config}: {len(batches)} training batches of 16 sentences "
-          f"({bench.words} words), {len(inputs)} dev sentences parsed, {args.rounds} rounds; "
-          f"load {load_average()}\n")
+    def setter(precision):
+        def setup():
+            bench.model.embedder_precision = precision
+
+        return setup
+
+    seconds = bench.alternate({p: setter(p) for p in PRECISIONS}, args.rounds)
+    print(f"\n{bench.summary(args.rounds)}; load {load_average()}\n")
     print("| embedder_precision | training sentences/s | / float32 | parse sentences/s | / float32 |")
     print("|---|---:|---:|---:|---:|")
-    train_rate = {p: args.rounds * 16 * len(batches) / seconds["train", p] for p in PRECISIONS}
-    parse_rate = {p: args.rounds * len(inputs) / seconds["parse", p] for p in PRECISIONS}
+    train_rate = {p: bench.rates(seconds["train", p], "train", args.rounds) for p in PRECISIONS}
+    parse_rate = {p: bench.rates(seconds["parse", p], "parse", args.rounds) for p in PRECISIONS}
     for p in PRECISIONS:
         name = f"auto ({native or 'float32'})" if p == "auto" else p
         print(f"| {name} | {train_rate[p]:.1f} | {train_rate[p] / train_rate['float32']:.2f}x "

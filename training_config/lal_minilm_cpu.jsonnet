@@ -4,6 +4,10 @@
 // Label Attention Layer (112 heads, d_kv 32, d_proj 16, d_ff 512, PFL on, RD off) -> per-head
 // span features -> label MLP -> CKY; tree CRF loss, MiniLM learning rate 3e-4, batches of 16,
 // a wall-clock budget of 14.5 minutes (`time_budget`: as many epochs as fit, at most 50).
+// The POS tagger is an MLP (250 hidden) on the label attention output concatenated with
+// MiniLM's word vectors, its loss weighted 10 against the span loss (with weight 1 the tag
+// loss is about 1 % of the total and the shared MiniLM is hardly fitted to tagging; a linear
+// tagger on the LAL output tags about 92 % of dev words right, this one about 96 %).
 // Departs from the paper's stack (no partitioned self-attention layers; `layers=k` of
 // `lal_stack` puts them back) for this budget; dev EVALB scores the brackets with the gold POS
 // tags. `kk_factored_minilm_cpu.jsonnet` is the same setting with Kitaev & Klein's encoder.
@@ -25,7 +29,12 @@ parsers.cpu_training(
     dropout=0.2,
     span_loss='crf',
     evalb_gold_tags=true,
-  ) + { encoder+: { label_attention+: { d_ff: 512 } } },
+  ) + {
+    encoder+: { label_attention+: { d_ff: 512 } },
+    pos_tag_input: 'both',
+    pos_tag_hidden_dim: 250,
+    pos_tag_loss_weight: 10,
+  },
   batch_size=16,
   epochs=50,
   minutes=14.5,
