@@ -368,7 +368,7 @@ def _split_max_seeded(
 
 _TILE_STARTS = 4  # starts of a tile of :func:`_split_max_tile`
 _TILE_ENDS = 2  # ends of a tile
-_TILE_MIN_SPLITS = 16  # tiles only where the starts have at least this many split points in common
+_TILE_MIN_SPLITS = 16  # tiles only where the starts share at least this many split points
 
 
 @intrinsic
@@ -692,9 +692,11 @@ def _fill_charts(n, S, E, X, T, label_one, label_multi, arc_t):  # pragma: no co
     k in (i, j), so the S rows of one start are read for the 8 ends in a row while the E rows
     of the block's ends stay in cache, instead of reading a new start's S rows for every span.
 
-    In a full block, the starts below j0 - 1 go by 4: the split points that their spans have in
-    common, k in (top start, j0), are maximised first for all 4 x 8 spans together
-    (:func:`_tile_bulk`), then each span adds its own (:func:`_span_value_seeded`).
+    In a full block, the starts with at least ``_TILE_MIN_SPLITS`` split points below j0 go by
+    4: the split points that their spans have in common, k in (top start, j0), are maximised
+    first for all 4 x 8 spans together (:func:`_tile_bulk`), then each span adds its own
+    (:func:`_span_value_seeded`). Nearer the block, where the common part is short, the spans go
+    one by one.
     """
     size = n + 1
     stride = _padded_stride_jit(size)
