@@ -29,6 +29,7 @@ if REPO_ROOT not in sys.path:
 TREES = os.path.join(REPO_ROOT, "..", "shared", "data", "ptb-sample", "trees")
 DEPS = os.path.join(REPO_ROOT, "..", "shared", "data", "ptb-sample", "deps")
 JOINT_CONFIG = os.path.join(REPO_ROOT, "training_config", "lal_minilm_cpu_joint.jsonnet")
+BATCH_SIZE = 16  # training sentences per batch, as the CPU configs train
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,7 +70,7 @@ class ConfigTiming:
         loader = MultiProcessDataLoader(
             reader,
             args.train,
-            batch_sampler=BucketBatchSampler(batch_size=16, sorting_keys=["tokens"]),
+            batch_sampler=BucketBatchSampler(batch_size=BATCH_SIZE, sorting_keys=["tokens"]),
         )
         loader.index_with(vocab)
         batches = [batch for _, batch in zip(range(args.batches + 1), loader)]
@@ -141,12 +142,12 @@ class ConfigTiming:
 
     def rates(self, seconds: float, phase: str, rounds: int) -> float:
         """Sentences per second of `rounds` runs of `phase` that took `seconds`."""
-        count = 16 * len(self.batches) if phase == "train" else len(self.inputs)
+        count = BATCH_SIZE * len(self.batches) if phase == "train" else len(self.inputs)
         return rounds * count / seconds
 
     def summary(self, rounds: int) -> str:
         """What was timed, for the report."""
         return (
-            f"{self.config}: {len(self.batches)} training batches of 16 sentences "
+            f"{self.config}: {len(self.batches)} training batches of {BATCH_SIZE} sentences "
             f"({self.words} words), {len(self.inputs)} dev sentences parsed, {rounds} rounds"
         )

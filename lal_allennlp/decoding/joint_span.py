@@ -382,8 +382,7 @@ def _split_max_tile(
             = max_{r < count} a[a_m + r step + u] + b[b_p + r step + u]
 
     (m < 4, p < 2, lanes u < 8; count >= 1). The 8 accumulators stay in registers; each loaded
-    row chunk serves 2 or 4 of them, so the E rows, which stream from the L2 cache on long
-    sentences, are read once for 4 starts.
+    row chunk serves 2 or 4 of them, so each E row chunk is read once for 4 starts.
     """
     if not _check_flat_arrays(t, a, b):
         return None
@@ -433,35 +432,22 @@ def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, a_step, 
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
         dst_v, dst_off_v, x_v, x_off_v, a_v, a_off_v, a_step_v, count_v = args
-        scalar_type = context.get_data_type(signature.args[0].dtype)
-        vector_type = ir.VectorType(scalar_type, _LANES)
-        align = context.get_abi_sizeof(scalar_type)
-        vector_max = _maxnum_vector(builder, vector_type, 8 * align)
+        dst_t, a_t = signature.args[0], signature.args[4]
+        code = _VectorCode(context, builder, dst_t.dtype)
         x_data = context.make_array(signature.args[2])(context, builder, x_v).data
-        a_type = signature.args[4]
 
         def term(r):
             scalar = builder.load(builder.gep(x_data, [builder.add(x_off_v, r)]))
-            pointer = _vector_pointer(
-                context,
-                builder,
-                a_type,
-                a_v,
-                builder.add(a_off_v, builder.mul(r, a_step_v)),
-                vector_type,
-            )
-            return builder.fadd(
-                _broadcast(builder, vector_type, scalar), builder.load(pointer, align=align)
-            )
+            row = code.load(a_t, a_v, builder.add(a_off_v, builder.mul(r, a_step_v)))
+            return code.add_scalar(row, scalar)
 
         zero = ir.Constant(x_off_v.type, 0)
         one = ir.Constant(x_off_v.type, 1)
         acc = cgutils.alloca_once_value(builder, term(zero))
         with cgutils.for_range(builder, builder.sub(count_v, one)) as loop:
             value = term(builder.add(loop.index, one))
-            builder.store(builder.call(vector_max, [builder.load(acc), value]), acc)
-        out = _vector_pointer(context, builder, signature.args[0], dst_v, dst_off_v, vector_type)
-        builder.store(builder.load(acc), out, align=align)
+            builder.store(code.max(builder.load(acc), value), acc)
+        code.store(dst_t, dst_v, dst_off_v, builder.load(acc))
         return context.get_dummy_value()
 
     return sig, codegen
@@ -572,8 +558,8 @@ def _tile_bulk(top, bottom, j0, size, stride, S, E, T):  # pragma: no cover - co
         T[((top - i) 8 + j - j0) stride + h] = max_{k in (top, j0)} S[i, k, h] + E[j, k, h]
 
     (top + 1 < j0). These spans (i, k) end in earlier blocks and the spans (k, j) begin after
-    top, so all are ready. Chunk by chunk, the 4 starts' S rows stay in the L1 cache for the 4
-    pairs of ends, and every E row chunk is read once for the 4 starts.
+    top, so all are ready. Chunk by chunk, the 4 starts' S rows are read for the 4 pairs of
+    ends in a row, and every E row chunk is read once for the 4 starts.
     """
     start = (bottom + 1) // _LANES * _LANES
     k0 = top + 1
