@@ -77,12 +77,17 @@ sum over spans of (j - i)(j - i - 1) ~ n^4 / 12 (the O(n^5) loop does 2 * n^5 / 
 updates). It is exact bit for bit because rounding is monotone: ``fl(fl(a) + c)`` is
 non-decreasing in ``a``, so ``fl(max_d fl(X + arc) + multi) == max_d fl(fl(X + arc) + multi)``.
 
-Layout: the split maximum is one contiguous vector loop over h in (i, j] per k, because ``DL`` and
-``multi`` of a span are stored in the free parts of two charts, ``S[i, k, h]`` (indexed by start:
-``multi[i, k, h]`` for h in (i, k], ``DL[i, k, h]`` for h > k) and ``E[j, k, h]`` (indexed by end:
-``DR[k, j, h]`` for h <= k, ``multi[k, j, h]`` for h in (k, j]), so that for every h in (i, j]::
+Layout: ``DL`` and ``multi`` of a span are stored in the free parts of two charts, ``S[i, k, h]``
+(indexed by start: ``multi[i, k, h]`` for h in (i, k], ``DL[i, k, h]`` for h > k) and
+``E[j, k, h]`` (indexed by end: ``DR[k, j, h]`` for h <= k, ``multi[k, j, h]`` for h in (k, j]),
+so that for every h in (i, j]::
 
     raw[i, j, h] = max_{k in (i, j)} S[i, k, h] + E[j, k, h].
+
+The charts are stored by chunks of 8 heads (:func:`_chunk_row`): for a start i (S) or an end j
+(E) and a chunk of heads, the 8 lanes of k = 0, 1, ..., n follow one another. The split maximum
+of a chunk of heads is then an 8-lane vector loop over k that reads two contiguous runs of
+memory.
 
 No back-pointers are kept: the traceback recomputes, for the 2n - 1 nodes of the best tree only,
 the first (k, d) whose candidate equals the node's maximum (O(n) per node), which is the tie rule
@@ -97,14 +102,20 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
 * Both hot loops (split maximum, DL/DR) are 8-lane ``<8 x float>`` LLVM vector code with the
   accumulator in a register (:func:`_split_max`, :func:`_max_of_broadcast_sums`): LLVM's own loop
   vectoriser only enters its vector body for 32 or more iterations, and most loops here are
-  shorter. Chart rows are padded so that a kernel may read and write up to 7 lanes past its range;
-  the spill goes to parts of the rows that are written afterwards or never read.
-* The split maximum of a span works on chunks of 8 heads that start at a multiple of 8, and the
-  workspaces start on a 64-byte boundary, so its vector loads and stores are aligned and never
-  straddle two cache lines (the few heads h <= i in the first chunk are computed and ignored).
-* Spans are filled in blocks of 8 consecutive ends (:func:`_fill_charts`): the S rows of one
-  start are then read for 8 spans in a row while the E rows of the block's ends stay in cache.
-  On long sentences, where the charts no longer fit in the caches, this halves the fill time.
+  shorter. The maxima carry the no-NaN flag, so that LLVM emits one ``vmaxps`` each (``maxnum``
+  without it adds a compare and a blend to handle NaN).
+* Every kernel works on whole chunks of 8 heads that start at a multiple of 8, and the
+  workspaces start on a 64-byte boundary, so the vector loads and stores are aligned and never
+  straddle two cache lines. The heads of a chunk outside the range are computed and never
+  read, or, where DL/DR share a chunk with a span's own heads, masked out of the store.
+* The chunked layout is for long sentences. With one row of heads per (start or end, k), as
+  before, the split maximum read one chunk from each of j - i rows, one row (4 KB at 1,000
+  words) apart, and the decoder ran about 2.5 times slower at 1,000 words; up to 80 words, where
+  the charts fit in the caches, the two layouts are equally fast. Writes are the other way
+  round: a span's values go to one chunk in each of (n + 1) / 8 places, but there are n^3
+  writes against n^4 reads.
+* Spans are filled in blocks of 8 consecutive ends (:func:`_fill_charts`): the S cells of one
+  start are then read for 8 spans in a row while the E cells of the block's ends stay in cache.
 * Within a block, starts far enough below it go by 4 (:func:`_tile_bulk`): the split points
   that 4 starts x 8 ends have in common are maximised together in tiles of 4 x 2 register
   accumulators (:func:`_split_max_tile`), which read each E row chunk once for the 4 starts
@@ -114,10 +125,10 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   O(n^4) arithmetic is the rest. The plain span CKY (:mod:`~lal_allennlp.decoding.cky`) reads the
   same scores, so it bounds the speed of any decoder of these charts from above.
 * One numba call decodes the batch; workers are parallel over sentences (``prange``), dealt out
-  longest first, each reusing one workspace of 2 (n + 1)^2 padded rows (29 MB at 150 words in
-  float32): ``S`` only uses rows (a, b) with a < b and ``E`` rows (j, k) with j > k, so the two
-  share one buffer. The workspace grows as n^3 (8 GB at 1,000 words in float32), so the
-  decoder first checks that it fits in the memory available, runs fewer workers in parallel
+  longest first, each reusing one workspace of 2 (n + 1)^2 rows of (n + 1) heads rounded up to
+  a chunk (28 MB at 150 words in float32): ``S`` only uses cells (a, b) with a < b and ``E``
+  cells (j, k) with j > k, so the two share one buffer. The workspace grows as n^3 (8 GB at
+  1,000 words in float32), so the decoder first checks that it fits in the memory available, runs fewer workers in parallel
   when only some fit, and refuses a sentence whose workspace alone does not fit with a
   ``MemoryError`` that says so (rather than being killed by the system for running out).
 """
@@ -186,11 +197,12 @@ def _emit(out_spans, pos, sent, label_one, i, j, n, role):  # pragma: no cover -
 # ----------------------------------------------------------------------------------------------
 # Explicit 8-lane vector kernels. LLVM's loop vectoriser only enters its vector body for loops of
 # 32 or more iterations here (4 x 8 lanes), and most loops of this decoder are shorter, so the two
-# hot loops are written directly as LLVM vector code. Rows are padded so that a kernel may read
-# and write up to 7 lanes past the end of the range it is asked for.
+# hot loops are written directly as LLVM vector code. They read and write whole chunks of 8 heads,
+# some of whose lanes may lie outside the range the caller needs.
 # ----------------------------------------------------------------------------------------------
 
 _LANES = 8
+_FAST_MAX = tuple(sorted(FASTMATH))  # the module's fast-math flags, on the vector maxima
 
 
 def _vector_pointer(context, builder, array_type, array_value, offset, vector_type):
@@ -247,7 +259,9 @@ class _VectorCode:
         self.builder.store(value, self.pointer(array_type, array_value, offset), align=self.align)
 
     def max(self, a, b):
-        return self.builder.call(self._max, [a, b])
+        # With the no-NaN flag, LLVM emits one max instruction instead of max, compare and blend
+        # (the NaN handling of ``maxnum``), which tripled the cost of the split maximum's loop.
+        return self.builder.call(self._max, [a, b], fastmath=_FAST_MAX)
 
     def add_scalar(self, vector, scalar):
         return self.builder.fadd(vector, _broadcast(self.builder, self.vector_type, scalar))
@@ -376,13 +390,14 @@ def _split_max_tile(
     typingctx, t, t_off, t_step_start, t_step_end, a, a0, a1, a2, a3, b, b0, b1, step, count
 ):
     """The common part of the split maxima of 4 x 2 spans, one 8-lane chunk each: 4 starts
-    (rows ``a0..a3`` of the S chart, one per start) by 2 ends (rows ``b0, b1`` of the E chart)::
+    (runs from ``a0..a3`` in the S chart, one per start) by 2 ends (runs from ``b0, b1`` in the
+    E chart)::
 
         t[t_off + m t_step_start + p t_step_end + u]
             = max_{r < count} a[a_m + r step + u] + b[b_p + r step + u]
 
     (m < 4, p < 2, lanes u < 8; count >= 1). The 8 accumulators stay in registers; each loaded
-    row chunk serves 2 or 4 of them, so each E row chunk is read once for 4 starts.
+    chunk serves 2 or 4 of them, so each E chunk is read once for 4 starts.
     """
     if not _check_flat_arrays(t, a, b):
         return None
@@ -423,15 +438,17 @@ def _split_max_tile(
 
 
 @intrinsic
-def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, a_step, count):
-    """``dst[dst_off + t] = max_{r < count} x[x_off + r] + a[a_off + r a_step + t]`` for the 8
-    lanes t = 0..7 (x[.] broadcast to all lanes), accumulated in a register (count >= 1)."""
+def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, a_step, count, lo, hi):
+    """``dst[dst_off + t] = max_{r < count} x[x_off + r] + a[a_off + r a_step + t]`` for the
+    lanes lo <= t < hi of 8 (x[.] broadcast to all lanes), accumulated in a register
+    (count >= 1). The other lanes of dst keep their values."""
     if not _check_flat_arrays(dst, x, a):
         return None
-    sig = types.void(dst, types.intp, x, types.intp, a, types.intp, types.intp, types.intp)
+    intp = types.intp
+    sig = types.void(dst, intp, x, intp, a, intp, intp, intp, intp, intp)
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        dst_v, dst_off_v, x_v, x_off_v, a_v, a_off_v, a_step_v, count_v = args
+        dst_v, dst_off_v, x_v, x_off_v, a_v, a_off_v, a_step_v, count_v, lo_v, hi_v = args
         dst_t, a_t = signature.args[0], signature.args[4]
         code = _VectorCode(context, builder, dst_t.dtype)
         x_data = context.make_array(signature.args[2])(context, builder, x_v).data
@@ -447,7 +464,21 @@ def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, a_step, 
         with cgutils.for_range(builder, builder.sub(count_v, one)) as loop:
             value = term(builder.add(loop.index, one))
             builder.store(code.max(builder.load(acc), value), acc)
-        code.store(dst_t, dst_v, dst_off_v, builder.load(acc))
+        whole = builder.and_(
+            builder.icmp_signed("==", lo_v, ir.Constant(lo_v.type, 0)),
+            builder.icmp_signed("==", hi_v, ir.Constant(hi_v.type, _LANES)),
+        )
+        with builder.if_else(whole) as (all_lanes, some_lanes):
+            with all_lanes:  # a plain store: no need to read the line first
+                code.store(dst_t, dst_v, dst_off_v, builder.load(acc))
+            with some_lanes:
+                lanes = ir.Constant(ir.VectorType(lo_v.type, _LANES), list(range(_LANES)))
+                inside = builder.and_(
+                    builder.icmp_signed(">=", lanes, _broadcast(builder, lanes.type, lo_v)),
+                    builder.icmp_signed("<", lanes, _broadcast(builder, lanes.type, hi_v)),
+                )
+                old = code.load(dst_t, dst_v, dst_off_v)
+                code.store(dst_t, dst_v, dst_off_v, builder.select(inside, builder.load(acc), old))
         return context.get_dummy_value()
 
     return sig, codegen
@@ -479,22 +510,28 @@ def _aligned_zeros(count, dtype):  # pragma: no cover - compiled code
     return buffer[offset : offset + count]
 
 
-def _padded_stride(size: int) -> int:
-    """Row length of the decoder's charts: room for h = 0..n plus 7 lanes of overrun, in whole
-    chunks of 8 lanes, and never a multiple of 4 chunks.
+def _row_length(size: int) -> int:
+    """Elements per row of X and per cell of the S/E chart: heads 0..n in whole chunks of 8."""
+    return (size + _LANES - 1) // _LANES * _LANES
 
-    The split maximum and the outside attachment read one chunk from each of many consecutive
-    rows. When the row is a multiple of 4 chunks (128 bytes in float32), consecutive rows fall
-    in at most half of the sets of the CPU's caches, and far fewer when the row is a multiple
-    of 1 KiB (245 to 248 words, 497 to 504, ...): the caches then hold only a handful of the
-    rows (the benchmark page has the cost). One more chunk makes the row an odd number of
-    chunks, whose consecutive rows spread over every set.
+
+_row_length_jit = njit(cache=True)(_row_length)
+
+
+@njit(cache=True, inline="always")
+def _chunk_row(a, c, b, size, chunks):  # pragma: no cover - compiled code
+    """Index of cell (a, b), heads chunk c (heads 8 c .. 8 c + 7), in the S/E chart.
+
+    For each a and chunk, the cells b = 0..n lie one after the other, 8 lanes each, so that a
+    loop over b (the split point k) reads contiguous memory.
     """
-    stride = (size + 7 + _LANES - 1) // _LANES * _LANES
-    return stride + _LANES if stride // _LANES % 4 == 0 else stride
+    return ((a * chunks + c) * size + b) * _LANES
 
 
-_padded_stride_jit = njit(cache=True)(_padded_stride)
+@njit(cache=True, inline="always")
+def _cell(a, b, h, size, chunks):  # pragma: no cover - compiled code
+    """Index of (a, b, h) in the S/E chart (see :func:`_chunk_row`)."""
+    return _chunk_row(a, h // _LANES, b, size, chunks) + h % _LANES
 
 _END_BLOCK = 8  # spans filled in blocks of this many ends (:func:`_fill_charts`)
 
@@ -506,10 +543,13 @@ _END_BLOCK = 8  # spans filled in blocks of this many ends (:func:`_fill_charts`
 
 @njit(cache=True, fastmath=FASTMATH)
 def _transpose_arcs(arc, n, stride, arc_t):  # pragma: no cover - compiled code
-    """arc_t[d * stride + h] = arc[h, d] for d, h in [0, n]: the arcs into d as one row."""
-    for d in range(n + 1):
-        for h in range(n + 1):
-            arc_t[d * stride + h] = arc[h, d]
+    """arc_t[_chunk_row(0, h // 8, d) + h % 8] = arc[h, d] for d, h in [0, n]: for each chunk of
+    8 heads, the arcs into d = 0, 1, ... one after the other (8 lanes each)."""
+    size = n + 1
+    chunks = stride // _LANES
+    for h in range(n + 1):
+        for d in range(n + 1):
+            arc_t[_cell(0, d, h, size, chunks)] = arc[h, d]
 
 
 @njit(cache=True, fastmath=FASTMATH)
@@ -519,33 +559,28 @@ def _span_value(i, j, size, stride, S, E, X, one_score, multi_score):  # pragma:
         raw[i, j, h] = max_{k in (i, j)} S[i, k, h] + E[j, k, h]
         X[i, j, h] = raw + one_score;  S[i, j, h] = E[j, i, h] = raw + multi_score (multi)
 
-    Lanes past j land in parts of the rows that are written later or never read.
+    Lanes past j land in parts of the cells that are written later or never read.
     """
-    length = j - i
-    # Chunks start at a multiple of 8 (the lanes h <= i before i + 1 are computed and ignored), so
-    # that every vector load and store is aligned: rows start at multiples of 8 elements of
-    # buffers aligned to 64 bytes.
-    start = (i + 1) // _LANES * _LANES
-    row_s = (i * size + j) * stride  # row (i, j) of S and X
-    row_e = (j * size + i) * stride  # row (j, i) of E
-    first_s = (i * size + i + 1) * stride + start  # S[i, i + 1, start]
-    first_e = (j * size + i + 1) * stride + start  # E[j, i + 1, start]
-    for lane in range(0, j + 1 - start, _LANES):
+    chunks = stride // _LANES
+    row_x = (i * size + j) * stride  # row (i, j) of X
+    # Whole chunks of 8 heads (the lanes h <= i of the first are computed and ignored), so that
+    # every vector load and store is aligned: the buffers are aligned to 64 bytes.
+    for c in range((i + 1) // _LANES, j // _LANES + 1):
         _split_max(
             X,
             S,
             E,
-            row_s + start + lane,
-            row_s + start + lane,
-            row_e + start + lane,
+            row_x + c * _LANES,
+            _chunk_row(i, c, j, size, chunks),  # S[i, j, chunk c]
+            _chunk_row(j, c, i, size, chunks),  # E[j, i, chunk c]
             one_score,
             multi_score,
             S,
-            first_s + lane,
+            _chunk_row(i, c, i + 1, size, chunks),  # S[i, k, chunk c] for k = i + 1, ...
             E,
-            first_e + lane,
-            stride,
-            length - 1,
+            _chunk_row(j, c, i + 1, size, chunks),  # E[j, k, chunk c] for k = i + 1, ...
+            _LANES,
+            j - i - 1,
         )
 
 
@@ -558,34 +593,30 @@ def _tile_bulk(top, bottom, j0, size, stride, S, E, T):  # pragma: no cover - co
         T[((top - i) 8 + j - j0) stride + h] = max_{k in (top, j0)} S[i, k, h] + E[j, k, h]
 
     (top + 1 < j0). These spans (i, k) end in earlier blocks and the spans (k, j) begin after
-    top, so all are ready. Chunk by chunk, the 4 starts' S rows are read for the 4 pairs of
-    ends in a row, and every E row chunk is read once for the 4 starts.
+    top, so all are ready. Chunk by chunk, the 4 starts' S cells are read for the 4 pairs of
+    ends in a row, and every E cell chunk is read once for the 4 starts.
     """
-    start = (bottom + 1) // _LANES * _LANES
+    chunks = stride // _LANES
     k0 = top + 1
-    # row (i, k0) of S for the starts top, top - 1, ...; a start below bottom repeats bottom's
-    # row, and its results in T are never read
-    a0 = (top * size + k0) * stride
-    a1 = (max(top - 1, bottom) * size + k0) * stride
-    a2 = (max(top - 2, bottom) * size + k0) * stride
-    a3 = (max(top - 3, bottom) * size + k0) * stride
-    for lane in range(start, j0 + _END_BLOCK, _LANES):
+    # The starts top, top - 1, ...; a start below bottom repeats bottom, and its results in T are
+    # never read.
+    s1, s2, s3 = max(top - 1, bottom), max(top - 2, bottom), max(top - 3, bottom)
+    for c in range((bottom + 1) // _LANES, (j0 + _END_BLOCK - 1) // _LANES + 1):
         for q in range(0, _END_BLOCK, _TILE_ENDS):
-            b0 = ((j0 + q) * size + k0) * stride  # row (j0 + q, k0) of E
             _split_max_tile(
                 T,
-                q * stride + lane,
+                q * stride + c * _LANES,
                 _END_BLOCK * stride,
                 stride,
                 S,
-                a0 + lane,
-                a1 + lane,
-                a2 + lane,
-                a3 + lane,
+                _chunk_row(top, c, k0, size, chunks),  # S[start, k, chunk c], k = k0, ...
+                _chunk_row(s1, c, k0, size, chunks),
+                _chunk_row(s2, c, k0, size, chunks),
+                _chunk_row(s3, c, k0, size, chunks),
                 E,
-                b0 + lane,
-                b0 + size * stride + lane,
-                stride,
+                _chunk_row(j0 + q, c, k0, size, chunks),  # E[end, k, chunk c], k = k0, ...
+                _chunk_row(j0 + q + 1, c, k0, size, chunks),
+                _LANES,
                 j0 - k0,
             )
 
@@ -597,34 +628,29 @@ def _span_value_seeded(
     """:func:`_span_value` for a span (i, j) of a tile (:func:`_tile_bulk`), whose split points
     k in (top, j0) are in T: adds the others, k in (i, top] (spans (k, j) of the tile's
     starts above i, filled just before) and k in [j0, j) (spans (i, k) of this block)."""
-    start = (i + 1) // _LANES * _LANES
-    row_s = (i * size + j) * stride  # row (i, j) of S and X
-    row_e = (j * size + i) * stride  # row (j, i) of E
+    chunks = stride // _LANES
+    row_x = (i * size + j) * stride  # row (i, j) of X
     seed = ((top - i) * _END_BLOCK + j - j0) * stride
-    inner_s = (i * size + i + 1) * stride  # S[i, i + 1]
-    inner_e = (j * size + i + 1) * stride  # E[j, i + 1]
-    outer_s = (i * size + j0) * stride  # S[i, j0]
-    outer_e = (j * size + j0) * stride  # E[j, j0]
-    for lane in range(start, j + 1, _LANES):
+    for c in range((i + 1) // _LANES, j // _LANES + 1):
         _split_max_seeded(
             X,
             S,
             E,
-            row_s + lane,
-            row_s + lane,
-            row_e + lane,
+            row_x + c * _LANES,
+            _chunk_row(i, c, j, size, chunks),  # S[i, j, chunk c]
+            _chunk_row(j, c, i, size, chunks),  # E[j, i, chunk c]
             one_score,
             multi_score,
             T,
-            seed + lane,
+            seed + c * _LANES,
             S,
             E,
-            stride,
-            inner_s + lane,
-            inner_e + lane,
+            _LANES,
+            _chunk_row(i, c, i + 1, size, chunks),  # k in (i, top]
+            _chunk_row(j, c, i + 1, size, chunks),
             top - i,
-            outer_s + lane,
-            outer_e + lane,
+            _chunk_row(i, c, j0, size, chunks),  # k in [j0, j)
+            _chunk_row(j, c, j0, size, chunks),
             j - j0,
         )
 
@@ -636,34 +662,39 @@ def _attach_outside(i, j, n, size, stride, S, E, X, arc_t):  # pragma: no cover 
         DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d]   for h in (j, n]  (into S)
         DR[i, j, h] = the same                                   for h in [1, i]  (into E)
 
-    DL overwrites the lanes that :func:`_span_value` wrote past j. DR goes in chunks ending at
-    h = i; the first chunk may start before h = 1, in the unused padding that ends the previous
-    row.
+    By whole chunks of 8 heads. The chunk that holds j + 1 (into S) or i (into E) also holds
+    heads of the span itself, whose multi values :func:`_span_value` wrote there: those lanes
+    keep their values.
     """
+    chunks = stride // _LANES
+    row_x = (i * size + j) * stride + i + 1  # X[i, j, i + 1]
     length = j - i
-    row_s = (i * size + j) * stride  # row (i, j) of S and X
-    row_e = (j * size + i) * stride  # row (j, i) of E
-    for lane in range(0, n - j, _LANES):
-        _max_of_broadcast_sums(
-            S,
-            row_s + j + 1 + lane,
-            X,
-            row_s + i + 1,
-            arc_t,
-            (i + 1) * stride + j + 1 + lane,
-            stride,
-            length,
-        )
-    for end in range(i + 1, 1, -_LANES):
+    if j < n:
+        for c in range((j + 1) // _LANES, n // _LANES + 1):
+            _max_of_broadcast_sums(
+                S,
+                _chunk_row(i, c, j, size, chunks),  # S[i, j, chunk c]
+                X,
+                row_x,
+                arc_t,
+                _chunk_row(0, c, i + 1, size, chunks),  # arcs into d = i + 1, ...
+                _LANES,
+                length,
+                max(0, j + 1 - c * _LANES),
+                _LANES,
+            )
+    for c in range(0, i // _LANES + 1 if i > 0 else 0):
         _max_of_broadcast_sums(
             E,
-            row_e + end - _LANES,
+            _chunk_row(j, c, i, size, chunks),  # E[j, i, chunk c]
             X,
-            row_s + i + 1,
+            row_x,
             arc_t,
-            (i + 1) * stride + end - _LANES,
-            stride,
+            _chunk_row(0, c, i + 1, size, chunks),
+            _LANES,
             length,
+            0,
+            min(_LANES, i + 1 - c * _LANES),
         )
 
 
@@ -674,9 +705,10 @@ def _fill_charts(n, S, E, X, T, label_one, label_multi, arc_t):  # pragma: no co
     Spans in blocks of 8 consecutive ends j; within a block by decreasing start i, then
     increasing end j. All sub-spans are ready when needed: (i, k) with k < j comes from an
     earlier block or earlier in the same i, (k, j) with k > i from an earlier i. The order is
-    for the caches: the split maximum of (i, j) reads rows (i, k) of S and (j, k) of E for every
-    k in (i, j), so the S rows of one start are read for the 8 ends in a row while the E rows
-    of the block's ends stay in cache, instead of reading a new start's S rows for every span.
+    for the caches: the split maximum of (i, j) reads cells (i, k) of S and (j, k) of E for
+    every k in (i, j), so the S cells of one start are read for the 8 ends in a row while the E
+    cells of the block's ends stay in cache, instead of reading a new start's S cells for every
+    span.
 
     In a full block, the starts with at least ``_TILE_MIN_SPLITS`` split points below j0 go by
     4: the split points that their spans have in common, k in (top start, j0), are maximised
@@ -685,7 +717,8 @@ def _fill_charts(n, S, E, X, T, label_one, label_multi, arc_t):  # pragma: no co
     one by one.
     """
     size = n + 1
-    stride = _padded_stride_jit(size)
+    stride = _row_length_jit(size)
+    chunks = stride // _LANES
     for j0 in range(1, n + 1, _END_BLOCK):
         j1 = min(j0 + _END_BLOCK, n + 1)
         i = j1 - 2
@@ -707,8 +740,8 @@ def _fill_charts(n, S, E, X, T, label_one, label_multi, arc_t):  # pragma: no co
                 if j - i == 1:  # a single word: one = multi = X = multi_label
                     value = label_multi[i, j]
                     X[(i * size + j) * stride + j] = value
-                    S[(i * size + j) * stride + j] = value
-                    E[(j * size + i) * stride + j] = value
+                    S[_cell(i, j, j, size, chunks)] = value
+                    E[_cell(j, i, j, size, chunks)] = value
                 else:
                     _span_value(i, j, size, stride, S, E, X, label_one[i, j], label_multi[i, j])
                 if j - i < n:
@@ -737,11 +770,14 @@ def _best_split(S, E, i, j, h, size, stride):  # pragma: no cover - compiled cod
 
     (The bound on k only matters for NaN scores, which are not supported.)
     """
-    raw = S[(i * size + i + 1) * stride + h] + E[(j * size + i + 1) * stride + h]
+    chunks = stride // _LANES
+    s_row = _cell(i, 0, h, size, chunks)  # S[i, k, h] = s_row + 8 k
+    e_row = _cell(j, 0, h, size, chunks)  # E[j, k, h] = e_row + 8 k
+    raw = S[s_row + (i + 1) * _LANES] + E[e_row + (i + 1) * _LANES]
     for k in range(i + 2, j):
-        raw = maxnum(raw, S[(i * size + k) * stride + h] + E[(j * size + k) * stride + h])
+        raw = maxnum(raw, S[s_row + k * _LANES] + E[e_row + k * _LANES])
     k = i + 1
-    while k < j - 1 and S[(i * size + k) * stride + h] + E[(j * size + k) * stride + h] != raw:
+    while k < j - 1 and S[s_row + k * _LANES] + E[e_row + k * _LANES] != raw:
         k += 1
     return k, raw
 
@@ -772,7 +808,8 @@ def _trace_back(
     heads to out_heads (n,), recovering the split k and dependent head d of each node from the
     charts. stack: (>= n + 1, 4) int64 workspace of pending (i, j, head, role)."""
     size = n + 1
-    stride = _padded_stride_jit(size)
+    stride = _row_length_jit(size)
+    chunks = stride // _LANES
     out_heads[root - 1] = 0
     _push(stack, 0, 0, n, root, _ROLE_ROOT)
     top = 1
@@ -788,12 +825,12 @@ def _trace_back(
             continue
         k, raw = _best_split(S, E, i, j, h, size, stride)
         if h > k:  # head right: dependent head d in (i, k]
-            head_value = E[(j * size + k) * stride + h]  # multi[k, j, h]
+            head_value = E[_cell(j, k, h, size, chunks)]  # multi[k, j, h]
             d = _best_dependent(X, arc, (i * size + k) * stride, h, i + 1, k, head_value, raw)
             _push(stack, top, k, j, h, _ROLE_HEAD)  # right child, popped after the left subtree
             _push(stack, top + 1, i, k, d, _ROLE_DEP)
         else:  # head left: dependent head d in (k, j]
-            head_value = S[(i * size + k) * stride + h]  # multi[i, k, h]
+            head_value = S[_cell(i, k, h, size, chunks)]  # multi[i, k, h]
             d = _best_dependent(X, arc, (k * size + j) * stride, h, k + 1, j, head_value, raw)
             _push(stack, top, k, j, d, _ROLE_DEP)
             _push(stack, top + 1, i, k, h, _ROLE_HEAD)
@@ -808,15 +845,16 @@ def _decode_sentence(
     """Decode one sentence; returns the tree score (working dtype).
 
     sent: (>= n + 1, >= n + 1, L); arc: (>= n + 1, >= n + 1) [head, dependent]. S, E, X: flat
-    workspaces of (n + 1)^2 rows of ``stride = _padded_stride(n + 1)`` elements, zero-filled once
-    (row (a, b) starts at ((a (n + 1) + b) stride)); S and E may be one buffer, as S only uses
-    rows with a < b and E rows with a > b; arc_t: (n + 1) rows of ``stride``; lab_buf:
-    2 (n + 1)^2. Chart contents (see the module docstring), for row (a, b):
-    S: multi[a, b, h] for h in (a, b], DL[a, b, h] for h > b; E (row (j, k)): DR[k, j, h] for
+    workspaces of (n + 1)^2 cells of ``stride = _row_length(n + 1)`` elements, zero-filled once.
+    X is stored by rows (row (a, b) starts at ((a (n + 1) + b) stride)), S and E by chunks of
+    heads (:func:`_cell`); S and E may be one buffer, as S only uses cells with a < b and E cells
+    with a > b. arc_t: (n + 1) stride, by chunks of heads (:func:`_transpose_arcs`); lab_buf:
+    2 (n + 1)^2. Chart contents (see the module docstring), for cell (a, b):
+    S: multi[a, b, h] for h in (a, b], DL[a, b, h] for h > b; E (cell (j, k)): DR[k, j, h] for
     h <= k, multi[k, j, h] for h in (k, j]; X: the value of (a, b, h) as a dependent.
     """
     size = n + 1
-    stride = _padded_stride_jit(size)
+    stride = _row_length_jit(size)
     label_one = lab_buf[: size * size].reshape((size, size))
     label_multi = lab_buf[size * size : 2 * size * size].reshape((size, size))
     _transpose_arcs(arc, n, stride, arc_t)
@@ -837,10 +875,10 @@ def _decode_batch(
     """
     batch_size = span_scores.shape[0]
     size = lengths[order[0]] + 1  # longest sentence + 1
-    stride = _padded_stride_jit(size)
+    stride = _row_length_jit(size)
     for worker in prange(num_workers):
         # Zero-filled once: the vector kernels also read (and ignore) lanes past the valid range.
-        # S and E in one buffer: S rows (a, b) have a < b, E rows (j, k) have j > k.
+        # S and E in one buffer: S cells (a, b) have a < b, E cells (j, k) have j > k.
         se_buf = _aligned_zeros(size * size * stride + _LANES, span_scores.dtype)
         x_buf = _aligned_zeros(size * size * stride + _LANES, span_scores.dtype)
         arc_t = _aligned_zeros(size * stride + _LANES, span_scores.dtype)
@@ -874,7 +912,7 @@ def workspace_bytes(max_len: int, dtype) -> int:
     """Bytes of one worker's workspace for sentences of at most ``max_len`` words: the S/E and X
     charts, the transposed arcs, the label tables and the traceback stack."""
     size = max_len + 1
-    stride = _padded_stride(size)
+    stride = _row_length(size)
     itemsize = np.dtype(dtype).itemsize
     charts = 2 * (size * size * stride + _LANES) + size * stride + _LANES + 2 * size * size
     charts += _TILE_STARTS * _END_BLOCK * stride + _LANES  # the tiles' common maxima

@@ -380,17 +380,27 @@ def test_longer_sentences_with_ties(dtype) -> None:
         _check_joint_tree(fast[0][b], fast[1][b], n, 12)
 
 
-def test_chart_rows_hold_the_heads_and_are_no_multiple_of_4_chunks() -> None:
-    """Every row has room for heads 0..n and 7 lanes of overrun, in whole 8-lane chunks, never
-    a multiple of 4 of them (rows a multiple of 128 bytes apart share few cache sets)."""
-    from lal_allennlp.decoding.joint_span import _padded_stride
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 23])
+def test_s_and_e_cells_share_one_buffer_without_overlap(n) -> None:
+    """S uses cells (a, b) with a < b and E cells with a > b of the same chunked buffer: every
+    (cell, head) has its own index inside the buffer, and a chunk's cells follow one another."""
+    from lal_allennlp.decoding.joint_span import _cell, _row_length
 
-    for size in range(2, 2050):
-        stride = _padded_stride(size)
-        assert stride >= size + 7 and stride % 8 == 0 and (stride // 8) % 4 != 0
-        assert stride <= size + 7 + 15  # no more than one extra chunk
-    assert _padded_stride(501) == 520  # 500 words: 512 would be 2 KiB per float32 row
-    assert _padded_stride(1001) == 1008  # 63 cache lines: left as it was
+    size = n + 1
+    stride = _row_length(size)
+    chunks = stride // 8
+    assert stride % 8 == 0 and size <= stride < size + 8
+    indices = [
+        _cell(a, b, h, size, chunks)
+        for a in range(size)
+        for b in range(size)
+        if a != b
+        for h in range(stride)
+    ]
+    assert len(set(indices)) == len(indices)
+    assert min(indices) >= 0 and max(indices) < size * size * stride
+    for h in range(stride):  # the split point k is the contiguous axis, 8 lanes apart
+        assert _cell(0, 2, h, size, chunks) - _cell(0, 1, h, size, chunks) == 8
 
 
 def test_150_words() -> None:
