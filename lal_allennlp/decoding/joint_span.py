@@ -128,9 +128,10 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   longest first, each reusing one workspace of 2 (n + 1)^2 rows of (n + 1) heads rounded up to
   a chunk (28 MB at 150 words in float32): ``S`` only uses cells (a, b) with a < b and ``E``
   cells (j, k) with j > k, so the two share one buffer. The workspace grows as n^3 (8 GB at
-  1,000 words in float32), so the decoder first checks that it fits in the memory available, runs fewer workers in parallel
-  when only some fit, and refuses a sentence whose workspace alone does not fit with a
-  ``MemoryError`` that says so (rather than being killed by the system for running out).
+  1,000 words in float32), so the decoder first checks that it fits in the memory available,
+  runs fewer workers in parallel when only some fit, and refuses a sentence whose workspace
+  alone does not fit with a ``MemoryError`` that says so (rather than being killed by the
+  system for running out).
 """
 
 from typing import List, Optional, Tuple
@@ -142,7 +143,7 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from lal_allennlp.decoding.kernels import FASTMATH, maxnum, segment_max
+from lal_allennlp.decoding.kernels import FASTMATH, MAX_FLAGS, maxnum, segment_max
 
 __all__ = ["joint_span_decode", "EMPTY", "SUB_HEAD"]
 
@@ -202,7 +203,6 @@ def _emit(out_spans, pos, sent, label_one, i, j, n, role):  # pragma: no cover -
 # ----------------------------------------------------------------------------------------------
 
 _LANES = 8
-_FAST_MAX = tuple(sorted(FASTMATH))  # the module's fast-math flags, on the vector maxima
 
 
 def _vector_pointer(context, builder, array_type, array_value, offset, vector_type):
@@ -261,7 +261,7 @@ class _VectorCode:
     def max(self, a, b):
         # With the no-NaN flag, LLVM emits one max instruction instead of max, compare and blend
         # (the NaN handling of ``maxnum``), which tripled the cost of the split maximum's loop.
-        return self.builder.call(self._max, [a, b], fastmath=_FAST_MAX)
+        return self.builder.call(self._max, [a, b], fastmath=MAX_FLAGS)
 
     def add_scalar(self, vector, scalar):
         return self.builder.fadd(vector, _broadcast(self.builder, self.vector_type, scalar))
