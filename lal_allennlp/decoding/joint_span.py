@@ -125,10 +125,10 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   O(n^4) arithmetic is the rest. The plain span CKY (:mod:`~lal_allennlp.decoding.cky`) reads the
   same scores, so it bounds the speed of any decoder of these charts from above.
 * One numba call decodes the batch; workers are parallel over sentences (``prange``), dealt out
-  longest first, each reusing one workspace of 2 (n + 1)^2 rows of (n + 1) heads rounded up to
-  a chunk (28 MB at 150 words in float32): ``S`` only uses cells (a, b) with a < b and ``E``
-  cells (j, k) with j > k, so the two share one buffer. The workspace grows as n^3 (8 GB at
-  1,000 words in float32), so the decoder first checks that it fits in the memory available,
+  longest first, each reusing one workspace: (n + 1)^2 cells for S and E and n (n + 1) / 2 rows
+  for X, each of (n + 1) heads rounded up to a chunk (21 MB at 150 words in float32). ``S`` only
+  uses cells (a, b) with a < b and ``E`` cells (j, k) with j > k, so the two share one buffer.
+  The workspace grows as n^3 (6 GB at 1,000 words in float32), so the decoder first checks that it fits in the memory available,
   runs fewer workers in parallel when only some fit, and refuses a sentence whose workspace
   alone does not fit with a ``MemoryError`` that says so (rather than being killed by the
   system for running out).
@@ -529,6 +529,13 @@ def _chunk_row(a, c, b, size, chunks):  # pragma: no cover - compiled code
 
 
 @njit(cache=True, inline="always")
+def _x_row(i, j, n, stride):  # pragma: no cover - compiled code
+    """Start of X's row (i, j), i < j: rows (0, 1), ..., (0, n), (1, 2), ... one after the other,
+    so that X holds only the n (n + 1) / 2 spans, not (n + 1)^2 cells."""
+    return (i * n - i * (i - 1) // 2 + j - i - 1) * stride
+
+
+@njit(cache=True, inline="always")
 def _cell(a, b, h, size, chunks):  # pragma: no cover - compiled code
     """Index of (a, b, h) in the S/E chart (see :func:`_chunk_row`)."""
     return _chunk_row(a, h // _LANES, b, size, chunks) + h % _LANES
@@ -562,7 +569,7 @@ def _span_value(i, j, size, stride, S, E, X, one_score, multi_score):  # pragma:
     Lanes past j land in parts of the cells that are written later or never read.
     """
     chunks = stride // _LANES
-    row_x = (i * size + j) * stride  # row (i, j) of X
+    row_x = _x_row(i, j, size - 1, stride)
     # Whole chunks of 8 heads (the lanes h <= i of the first are computed and ignored), so that
     # every vector load and store is aligned: the buffers are aligned to 64 bytes.
     for c in range((i + 1) // _LANES, j // _LANES + 1):
@@ -629,7 +636,7 @@ def _span_value_seeded(
     k in (top, j0) are in T: adds the others, k in (i, top] (spans (k, j) of the tile's
     starts above i, filled just before) and k in [j0, j) (spans (i, k) of this block)."""
     chunks = stride // _LANES
-    row_x = (i * size + j) * stride  # row (i, j) of X
+    row_x = _x_row(i, j, size - 1, stride)
     seed = ((top - i) * _END_BLOCK + j - j0) * stride
     for c in range((i + 1) // _LANES, j // _LANES + 1):
         _split_max_seeded(
@@ -667,7 +674,7 @@ def _attach_outside(i, j, n, size, stride, S, E, X, arc_t):  # pragma: no cover 
     keep their values.
     """
     chunks = stride // _LANES
-    row_x = (i * size + j) * stride + i + 1  # X[i, j, i + 1]
+    row_x = _x_row(i, j, n, stride) + i + 1  # X[i, j, i + 1]
     length = j - i
     if j < n:
         for c in range((j + 1) // _LANES, n // _LANES + 1):
@@ -739,7 +746,7 @@ def _fill_charts(n, S, E, X, T, label_one, label_multi, arc_t):  # pragma: no co
             for j in range(max(j0, i + 1), j1):
                 if j - i == 1:  # a single word: one = multi = X = multi_label
                     value = label_multi[i, j]
-                    X[(i * size + j) * stride + j] = value
+                    X[_x_row(i, j, n, stride) + j] = value
                     S[_cell(i, j, j, size, chunks)] = value
                     E[_cell(j, i, j, size, chunks)] = value
                 else:
@@ -753,7 +760,7 @@ def _fill_charts(n, S, E, X, T, label_one, label_multi, arc_t):  # pragma: no co
 def _best_root(X, arc, label_one, n, stride):  # pragma: no cover - compiled code
     """(root, score): the smallest h maximising one[0, n, h] + arc[0, h] (the whole sentence is a
     ``one`` span; for n = 1, one_label of the single word)."""
-    row_root = n * stride  # row (0, n) of X
+    row_root = _x_row(0, n, n, stride)
     root = 1
     score = (label_one[0, 1] if n == 1 else X[row_root + 1]) + arc[0, 1]
     for h in range(2, n + 1):
@@ -826,12 +833,12 @@ def _trace_back(
         k, raw = _best_split(S, E, i, j, h, size, stride)
         if h > k:  # head right: dependent head d in (i, k]
             head_value = E[_cell(j, k, h, size, chunks)]  # multi[k, j, h]
-            d = _best_dependent(X, arc, (i * size + k) * stride, h, i + 1, k, head_value, raw)
+            d = _best_dependent(X, arc, _x_row(i, k, n, stride), h, i + 1, k, head_value, raw)
             _push(stack, top, k, j, h, _ROLE_HEAD)  # right child, popped after the left subtree
             _push(stack, top + 1, i, k, d, _ROLE_DEP)
         else:  # head left: dependent head d in (k, j]
             head_value = S[_cell(i, k, h, size, chunks)]  # multi[i, k, h]
-            d = _best_dependent(X, arc, (k * size + j) * stride, h, k + 1, j, head_value, raw)
+            d = _best_dependent(X, arc, _x_row(k, j, n, stride), h, k + 1, j, head_value, raw)
             _push(stack, top, k, j, d, _ROLE_DEP)
             _push(stack, top + 1, i, k, h, _ROLE_HEAD)
         out_heads[d - 1] = h
@@ -845,8 +852,8 @@ def _decode_sentence(
     """Decode one sentence; returns the tree score (working dtype).
 
     sent: (>= n + 1, >= n + 1, L); arc: (>= n + 1, >= n + 1) [head, dependent]. S, E, X: flat
-    workspaces of (n + 1)^2 cells of ``stride = _row_length(n + 1)`` elements, zero-filled once.
-    X is stored by rows (row (a, b) starts at ((a (n + 1) + b) stride)), S and E by chunks of
+    workspaces of cells of ``stride = _row_length(n + 1)`` elements, zero-filled once.
+    X is stored by rows, only those of spans (a < b, :func:`_x_row`), S and E by chunks of
     heads (:func:`_cell`); S and E may be one buffer, as S only uses cells with a < b and E cells
     with a > b. arc_t: (n + 1) stride, by chunks of heads (:func:`_transpose_arcs`); lab_buf:
     2 (n + 1)^2. Chart contents (see the module docstring), for cell (a, b):
@@ -880,7 +887,7 @@ def _decode_batch(
         # Zero-filled once: the vector kernels also read (and ignore) lanes past the valid range.
         # S and E in one buffer: S cells (a, b) have a < b, E cells (j, k) have j > k.
         se_buf = _aligned_zeros(size * size * stride + _LANES, span_scores.dtype)
-        x_buf = _aligned_zeros(size * size * stride + _LANES, span_scores.dtype)
+        x_buf = _aligned_zeros(size * (size - 1) // 2 * stride + _LANES, span_scores.dtype)
         arc_t = _aligned_zeros(size * stride + _LANES, span_scores.dtype)
         tile = _aligned_zeros(_TILE_STARTS * _END_BLOCK * stride + _LANES, span_scores.dtype)
         lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
@@ -914,7 +921,9 @@ def workspace_bytes(max_len: int, dtype) -> int:
     size = max_len + 1
     stride = _row_length(size)
     itemsize = np.dtype(dtype).itemsize
-    charts = 2 * (size * size * stride + _LANES) + size * stride + _LANES + 2 * size * size
+    charts = size * size * stride + _LANES  # S and E
+    charts += size * (size - 1) // 2 * stride + _LANES  # X
+    charts += size * stride + _LANES + 2 * size * size  # the arcs, the label tables
     charts += _TILE_STARTS * _END_BLOCK * stride + _LANES  # the tiles' common maxima
     return charts * itemsize + (size + 1) * 4 * 8
 
