@@ -108,12 +108,13 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   workspaces start on a 64-byte boundary, so the vector loads and stores are aligned and never
   straddle two cache lines. The heads of a chunk outside the range are computed and never
   read, or, where DL/DR share a chunk with a span's own heads, masked out of the store.
-* The chunked layout is for long sentences. With one row of heads per (start or end, k), as
-  before, the split maximum read one chunk from each of j - i rows, one row (4 KB at 1,000
-  words) apart, and the decoder ran about 2.5 times slower at 1,000 words; up to 80 words, where
-  the charts fit in the caches, the two layouts are equally fast. Writes are the other way
-  round: a span's values go to one chunk in each of (n + 1) / 8 places, but there are n^3
-  writes against n^4 reads.
+* The chunked layout is for long sentences. With one row of heads per (start or end, k), the
+  split maximum reads one chunk from each of j - i rows, a row (4 KB at 1,000 words) apart, and
+  on long sentences that costs several times the arithmetic (``benchmarks/README.md``). Writes
+  are the other way round: a span's values go to one chunk in each of (n + 1) / 8 places, but
+  there are O(n^3) writes against O(n^4) reads. Up to about 80 words, where the charts fit in
+  the caches, the chunked layout is slightly slower: the outside attachments then go by whole
+  chunks, which often takes one more 8-lane step than groups of 8 heads from j + 1 would.
 * Spans are filled in blocks of 8 consecutive ends (:func:`_fill_charts`): the S cells of one
   start are then read for 8 spans in a row while the E cells of the block's ends stay in cache.
 * Within a block, starts far enough below it go by 4 (:func:`_tile_bulk`): the split points
