@@ -1,5 +1,4 @@
 import logging
-import time
 from pathlib import Path
 
 import pytest
@@ -339,7 +338,6 @@ def test_multi_process_data_loader():
 
 @pytest.mark.skipif(not PTB_SAMPLE.is_dir(), reason="../shared/data/ptb-sample is not here")
 def test_real_ptb_sample():
-    start = time.perf_counter()
     reader = PennTreebankReader(on_error="raise")
     train = list(reader.read(str(PTB_SAMPLE / "wsj_0001-0159")))
     assert len(train) == 3396 and reader.stats["files"] == 159
@@ -363,4 +361,3 @@ def test_real_ptb_sample():
             assert spans_to_tree(words, tags, spans) == normalised, (path, line)
             count += 1
     assert count == 3669
-    assert time.perf_counter() - start < 60

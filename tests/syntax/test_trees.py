@@ -1,6 +1,5 @@
 import pickle
 import random
-import time
 from pathlib import Path
 
 import numpy
@@ -268,16 +267,17 @@ class TestSpans:
         with pytest.raises(ValueError, match="2 words but 1 POS tags"):
             spans_to_tree(["a", "b"], ["X"], [])
 
-    def test_spans_to_tree_is_fast_on_long_inputs(self):
+    def test_spans_to_tree_handles_long_inputs(self):
+        # 6,000 words, a tree 6,000 levels deep: far past Python's recursion limit, so any
+        # recursive construction fails here. (No wall-clock bound: the suite runs on shared
+        # machines, and timing belongs in the benchmarks.)
         n = 6000
         words = [f"w{i}" for i in range(n)]
         tags = ["NN"] * n
         right_branching = [(i, n, "X") for i in range(n - 1)]
         flat = [(i, i + 1, "NP") for i in range(n)]
-        start = time.perf_counter()
         deep = spans_to_tree(words, tags, right_branching)
         wide = spans_to_tree(words, tags, flat)
-        assert time.perf_counter() - start < 1.0
         assert wide.leaves() == words and len(wide) == n
         # Walk the deep tree without recursion (nltk's own methods recurse).
         node = deep[0]
