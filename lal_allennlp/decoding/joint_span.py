@@ -129,10 +129,10 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   longest first, each reusing one workspace: (n + 1)^2 cells for S and E and n (n + 1) / 2 rows
   for X, each of (n + 1) heads rounded up to a chunk (21 MB at 150 words in float32). ``S`` only
   uses cells (a, b) with a < b and ``E`` cells (j, k) with j > k, so the two share one buffer.
-  The workspace grows as n^3 (6 GB at 1,000 words in float32), so the decoder first checks that it fits in the memory available,
-  runs fewer workers in parallel when only some fit, and refuses a sentence whose workspace
-  alone does not fit with a ``MemoryError`` that says so (rather than being killed by the
-  system for running out).
+  The workspace grows as n^3 (6 GB at 1,000 words in float32), so the decoder first checks
+  that it fits in the memory available, runs fewer workers in parallel when only some fit, and
+  refuses a sentence whose workspace alone does not fit with a ``MemoryError`` that says so
+  (rather than being killed by the system for running out).
 """
 
 from typing import List, Optional, Tuple
@@ -261,7 +261,7 @@ class _VectorCode:
 
     def max(self, a, b):
         # With the no-NaN flag, LLVM emits one max instruction instead of max, compare and blend
-        # (the NaN handling of ``maxnum``), which tripled the cost of the split maximum's loop.
+        # (the NaN handling of ``maxnum``) for every maximum of the hot loops.
         return self.builder.call(self._max, [a, b], fastmath=MAX_FLAGS)
 
     def add_scalar(self, vector, scalar):
