@@ -11,7 +11,7 @@ scale the issue's goals use (the joint decoder's time at most 2x the CKY's at 40
 
 Per decoder and length the report gives the fastest call's wall time per sentence, and for that
 call the user and system CPU time and the page faults (``getrusage``): every call allocates its
-workspace afresh (O(n^3), 1 GB at 500 words), and on a virtual machine the system time of
+workspace afresh (O(n^3), 0.7 GB at 500 words), and on a virtual machine the system time of
 faulting it in can be as large as the decoding itself.
 
     python benchmarks/joint_span_checkouts.py --baseline HEAD~1 [--lengths 40 80 160 300 500]

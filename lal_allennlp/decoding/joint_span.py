@@ -277,35 +277,36 @@ def _split_max_codegen(ranges: int):
         x_t, s_t, e_t = signature.args[:3]
         code = _VectorCode(context, builder, x_t.dtype)
         intp_one = ir.Constant(x_off_v.type, 1)
+        step = ir.Constant(x_off_v.type, _LANES)  # the terms are consecutive chunks
 
-        def term(a_t, a_v, a_off, b_t, b_v, b_off, step, r):
+        def term(a_t, a_v, a_off, b_t, b_v, b_off, r):
             shift = builder.mul(r, step)
             return builder.fadd(
                 code.load(a_t, a_v, builder.add(a_off, shift)),
                 code.load(b_t, b_v, builder.add(b_off, shift)),
             )
 
-        def accumulate(acc, a_t, a_v, a_off, b_t, b_v, b_off, step, first, count):
+        def accumulate(acc, a_t, a_v, a_off, b_t, b_v, b_off, first, count):
             with cgutils.for_range(builder, count) as loop:
                 r = builder.add(loop.index, first)
-                value = term(a_t, a_v, a_off, b_t, b_v, b_off, step, r)
+                value = term(a_t, a_v, a_off, b_t, b_v, b_off, r)
                 builder.store(code.max(builder.load(acc), value), acc)
 
-        if ranges == 0:  # a[a_off + r step] + b[b_off + r step], r < count (count >= 1)
-            a_v, a_off_v, b_v, b_off_v, step_v, count_v = args[8:14]
+        if ranges == 0:  # a[a_off + 8 r] + b[b_off + 8 r], r < count (count >= 1)
+            a_v, a_off_v, b_v, b_off_v, count_v = args[8:13]
             a_t, b_t = signature.args[8], signature.args[10]
-            first = term(a_t, a_v, a_off_v, b_t, b_v, b_off_v, step_v, ir.Constant(x_off_v.type, 0))
+            first = term(a_t, a_v, a_off_v, b_t, b_v, b_off_v, ir.Constant(x_off_v.type, 0))
             acc = cgutils.alloca_once_value(builder, first)
             rest = builder.sub(count_v, intp_one)
-            accumulate(acc, a_t, a_v, a_off_v, b_t, b_v, b_off_v, step_v, intp_one, rest)
-        else:  # seed[seed_off], then each range (a_off, b_off, count >= 0) of a and b rows
+            accumulate(acc, a_t, a_v, a_off_v, b_t, b_v, b_off_v, intp_one, rest)
+        else:  # seed[seed_off], then each range (a_off, b_off, count >= 0) of a and b chunks
             seed_t, a_t, b_t = signature.args[8], signature.args[10], signature.args[11]
-            seed_v, seed_off_v, a_v, b_v, step_v = args[8:13]
+            seed_v, seed_off_v, a_v, b_v = args[8:12]
             acc = cgutils.alloca_once_value(builder, code.load(seed_t, seed_v, seed_off_v))
             zero = ir.Constant(x_off_v.type, 0)
             for r in range(ranges):
-                a_off_v, b_off_v, count_v = args[13 + 3 * r : 16 + 3 * r]
-                accumulate(acc, a_t, a_v, a_off_v, b_t, b_v, b_off_v, step_v, zero, count_v)
+                a_off_v, b_off_v, count_v = args[12 + 3 * r : 15 + 3 * r]
+                accumulate(acc, a_t, a_v, a_off_v, b_t, b_v, b_off_v, zero, count_v)
         raw = builder.load(acc)
         code.store(x_t, x_v, x_off_v, code.add_scalar(raw, one_v))
         multi = code.add_scalar(raw, multi_v)
@@ -318,22 +319,21 @@ def _split_max_codegen(ranges: int):
 
 @intrinsic
 def _split_max(
-    typingctx, x, s, e, x_off, s_off, e_off, one_score, multi_score, a, a_off, b, b_off, step, count
+    typingctx, x, s, e, x_off, s_off, e_off, one_score, multi_score, a, a_off, b, b_off, count
 ):
     """One 8-lane chunk of a span's split maximum, written out three times::
 
-        raw[t] = max_{r < count} a[a_off + r step + t] + b[b_off + r step + t]   (t = 0..7)
+        raw[t] = max_{r < count} a[a_off + 8 r + t] + b[b_off + 8 r + t]   (t = 0..7)
         x[x_off + t] = raw[t] + one_score
         s[s_off + t] = e[e_off + t] = raw[t] + multi_score
 
-    The accumulator stays in a register; count >= 1.
+    The terms are consecutive chunks of a and b (the chart's cells of k, k + 1, ...). The
+    accumulator stays in a register; count >= 1.
     """
     if not _check_flat_arrays(x, s, e, a, b) or one_score != x.dtype or multi_score != x.dtype:
         return None
     intp = types.intp
-    sig = types.void(
-        x, s, e, intp, intp, intp, one_score, multi_score, a, intp, b, intp, intp, intp
-    )
+    sig = types.void(x, s, e, intp, intp, intp, one_score, multi_score, a, intp, b, intp, intp)
     return sig, _split_max_codegen(ranges=0)
 
 
@@ -352,7 +352,6 @@ def _split_max_seeded(
     seed_off,
     a,
     b,
-    step,
     a_off1,
     b_off1,
     count1,
@@ -364,8 +363,8 @@ def _split_max_seeded(
     maximum that :func:`_split_max_tile` computed) and takes the terms of two ranges::
 
         raw[t] = max(seed[seed_off + t],
-                     max_{r < count1} a[a_off1 + r step + t] + b[b_off1 + r step + t],
-                     max_{r < count2} a[a_off2 + r step + t] + b[b_off2 + r step + t])
+                     max_{r < count1} a[a_off1 + 8 r + t] + b[b_off1 + 8 r + t],
+                     max_{r < count2} a[a_off2 + 8 r + t] + b[b_off2 + 8 r + t])
 
     (count1, count2 >= 0), written out as :func:`_split_max` does.
     """
@@ -375,7 +374,7 @@ def _split_max_seeded(
         return None
     intp = types.intp
     sig = types.void(
-        x, s, e, intp, intp, intp, one_score, multi_score, seed, intp, a, b, intp,
+        x, s, e, intp, intp, intp, one_score, multi_score, seed, intp, a, b,
         intp, intp, intp, intp, intp, intp,
     )
     return sig, _split_max_codegen(ranges=2)
@@ -388,14 +387,14 @@ _TILE_MIN_SPLITS = 16  # tiles only where the starts share at least this many sp
 
 @intrinsic
 def _split_max_tile(
-    typingctx, t, t_off, t_step_start, t_step_end, a, a0, a1, a2, a3, b, b0, b1, step, count
+    typingctx, t, t_off, t_step_start, t_step_end, a, a0, a1, a2, a3, b, b0, b1, count
 ):
     """The common part of the split maxima of 4 x 2 spans, one 8-lane chunk each: 4 starts
     (runs from ``a0..a3`` in the S chart, one per start) by 2 ends (runs from ``b0, b1`` in the
     E chart)::
 
         t[t_off + m t_step_start + p t_step_end + u]
-            = max_{r < count} a[a_m + r step + u] + b[b_p + r step + u]
+            = max_{r < count} a[a_m + 8 r + u] + b[b_p + 8 r + u]
 
     (m < 4, p < 2, lanes u < 8; count >= 1). The 8 accumulators stay in registers; each loaded
     chunk serves 2 or 4 of them, so each E chunk is read once for 4 starts.
@@ -403,13 +402,14 @@ def _split_max_tile(
     if not _check_flat_arrays(t, a, b):
         return None
     intp = types.intp
-    sig = types.void(t, intp, intp, intp, a, intp, intp, intp, intp, b, intp, intp, intp, intp)
+    sig = types.void(t, intp, intp, intp, a, intp, intp, intp, intp, b, intp, intp, intp)
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
         t_v, t_off_v, t_step_start_v, t_step_end_v, a_v = args[:5]
-        a_offs, b_v, b_offs, (step_v, count_v) = args[5:9], args[9], args[10:12], args[12:14]
+        a_offs, b_v, b_offs, count_v = args[5:9], args[9], args[10:12], args[12]
         t_t, a_t, b_t = signature.args[0], signature.args[4], signature.args[9]
         code = _VectorCode(context, builder, t_t.dtype)
+        step_v = ir.Constant(count_v.type, _LANES)  # the terms are consecutive chunks
 
         def terms(r):
             shift = builder.mul(r, step_v)
@@ -439,24 +439,25 @@ def _split_max_tile(
 
 
 @intrinsic
-def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, a_step, count, lo, hi):
-    """``dst[dst_off + t] = max_{r < count} x[x_off + r] + a[a_off + r a_step + t]`` for the
+def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, count, lo, hi):
+    """``dst[dst_off + t] = max_{r < count} x[x_off + r] + a[a_off + 8 r + t]`` for the
     lanes lo <= t < hi of 8 (x[.] broadcast to all lanes), accumulated in a register
     (count >= 1). The other lanes of dst keep their values."""
     if not _check_flat_arrays(dst, x, a):
         return None
     intp = types.intp
-    sig = types.void(dst, intp, x, intp, a, intp, intp, intp, intp, intp)
+    sig = types.void(dst, intp, x, intp, a, intp, intp, intp, intp)
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        dst_v, dst_off_v, x_v, x_off_v, a_v, a_off_v, a_step_v, count_v, lo_v, hi_v = args
+        dst_v, dst_off_v, x_v, x_off_v, a_v, a_off_v, count_v, lo_v, hi_v = args
         dst_t, a_t = signature.args[0], signature.args[4]
         code = _VectorCode(context, builder, dst_t.dtype)
         x_data = context.make_array(signature.args[2])(context, builder, x_v).data
 
         def term(r):
             scalar = builder.load(builder.gep(x_data, [builder.add(x_off_v, r)]))
-            row = code.load(a_t, a_v, builder.add(a_off_v, builder.mul(r, a_step_v)))
+            shift = builder.mul(r, ir.Constant(r.type, _LANES))  # consecutive chunks of a
+            row = code.load(a_t, a_v, builder.add(a_off_v, shift))
             return code.add_scalar(row, scalar)
 
         zero = ir.Constant(x_off_v.type, 0)
@@ -587,7 +588,6 @@ def _span_value(i, j, size, stride, S, E, X, one_score, multi_score):  # pragma:
             _chunk_row(i, c, i + 1, size, chunks),  # S[i, k, chunk c] for k = i + 1, ...
             E,
             _chunk_row(j, c, i + 1, size, chunks),  # E[j, k, chunk c] for k = i + 1, ...
-            _LANES,
             j - i - 1,
         )
 
@@ -624,7 +624,6 @@ def _tile_bulk(top, bottom, j0, size, stride, S, E, T):  # pragma: no cover - co
                 E,
                 _chunk_row(j0 + q, c, k0, size, chunks),  # E[end, k, chunk c], k = k0, ...
                 _chunk_row(j0 + q + 1, c, k0, size, chunks),
-                _LANES,
                 j0 - k0,
             )
 
@@ -653,7 +652,6 @@ def _span_value_seeded(
             seed + c * _LANES,
             S,
             E,
-            _LANES,
             _chunk_row(i, c, i + 1, size, chunks),  # k in (i, top]
             _chunk_row(j, c, i + 1, size, chunks),
             top - i,
@@ -686,24 +684,23 @@ def _attach_outside(i, j, n, size, stride, S, E, X, arc_t):  # pragma: no cover 
                 row_x,
                 arc_t,
                 _chunk_row(0, c, i + 1, size, chunks),  # arcs into d = i + 1, ...
-                _LANES,
                 length,
                 max(0, j + 1 - c * _LANES),
                 _LANES,
             )
-    for c in range(0, i // _LANES + 1 if i > 0 else 0):
-        _max_of_broadcast_sums(
-            E,
-            _chunk_row(j, c, i, size, chunks),  # E[j, i, chunk c]
-            X,
-            row_x,
-            arc_t,
-            _chunk_row(0, c, i + 1, size, chunks),
-            _LANES,
-            length,
-            0,
-            min(_LANES, i + 1 - c * _LANES),
-        )
+    if i > 0:
+        for c in range(0, i // _LANES + 1):
+            _max_of_broadcast_sums(
+                E,
+                _chunk_row(j, c, i, size, chunks),  # E[j, i, chunk c]
+                X,
+                row_x,
+                arc_t,
+                _chunk_row(0, c, i + 1, size, chunks),
+                length,
+                0,
+                min(_LANES, i + 1 - c * _LANES),
+            )
 
 
 @njit(cache=True, fastmath=FASTMATH)
