@@ -10,9 +10,10 @@ STAMP := $(VENV)/.installed
 install: $(STAMP)
 
 # 1. the pinned stack; 2. allennlp + allennlp-models without their stale pins;
-# 3. this package (editable; also installs the .pth start-up file with the shims);
+# 3. this package (editable; also installs the .pth start-up file with the shims, and builds
+#    the MKL vendor shim for AMD CPUs when a C compiler is there);
 # 4. a check that the bare `allennlp` command works.
-$(STAMP): requirements.txt requirements-allennlp.txt setup.py lal_allennlp_compat.pth
+$(STAMP): requirements.txt requirements-allennlp.txt setup.py lal_allennlp_compat.pth lal_allennlp/_compat/mkl_cpu_vendor.c
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps -r requirements-allennlp.txt

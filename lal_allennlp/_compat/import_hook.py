@@ -1,5 +1,6 @@
 """
-An import hook that applies `shims.apply_shims()` just before `allennlp` is first imported.
+Interpreter start-up: an import hook that applies `shims.apply_shims()` just before `allennlp` is
+first imported, and, on AMD CPUs, MKL's fast kernels for torch (`use_mkl_kernels_of_this_cpu`).
 
 The `allennlp` console script imports `allennlp.commands` (and through it torchvision and
 transformers) before it reads `--include-package` or `.allennlp_plugins`, so shims applied
@@ -7,13 +8,27 @@ from `lal_allennlp/__init__.py` would come too late for the CLI. The file
 `lal_allennlp_compat.pth`, installed into site-packages with this package, loads this module
 by path at interpreter start-up (without importing `lal_allennlp` or anything heavy) and calls
 `install()`. Programs that never import allennlp pay only for this small file.
+
+MKL on AMD CPUs. torch's CPU library carries Intel MKL, which runs its generic kernels, without
+AVX2 or FMA, on any CPU whose vendor is not Intel; matrix products are most of a training step.
+MKL asks `mkl_serv_intel_cpu_true()` first, and only on Intel looks at the instruction sets.
+`_mkl_cpu_vendor` (built from `mkl_cpu_vendor.c` by the install; optional) defines that function
+to answer 1. Loaded into the global symbol scope before torch is, it is the definition MKL's own
+call binds to, and MKL then picks its kernels by the instruction sets the CPU reports, as on an
+Intel CPU. It must be loaded before torch, hence here. `LAL_MKL_CPU_CHECK=mkl` turns it off (MKL
+as shipped); `benchmarks/mkl_kernels_speed.py` measures both.
 """
+import importlib.machinery
 import importlib.util
 import os
 import sys
 from typing import Any, Optional, Sequence
 
-_SHIMS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "shims.py")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+_SHIMS_PATH = os.path.join(_HERE, "shims.py")
+_MKL_SHIM_NAME = "_mkl_cpu_vendor"
+# The environment variable that turns the MKL vendor shim off ("mkl"; default "auto").
+MKL_SWITCH = "LAL_MKL_CPU_CHECK"
 
 
 def _load_shims() -> Any:
@@ -38,7 +53,69 @@ class AllennlpShimFinder:
         return None
 
 
+def cpu_vendor() -> Optional[str]:
+    """The `vendor_id` of the first CPU in `/proc/cpuinfo` ("AuthenticAMD", "GenuineIntel", ...),
+    or None where there is no such file (not Linux)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("vendor_id"):
+                    return line.split(":", 1)[1].strip()
+                if not line.strip():  # the end of the first CPU's block
+                    break
+    except OSError:
+        pass
+    return None
+
+
+def mkl_shim_path() -> Optional[str]:
+    """The built shim next to this file, or None when the install could not build it."""
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = os.path.join(_HERE, _MKL_SHIM_NAME + suffix)
+        if os.path.isfile(path):
+            return path
+    return None
+
+
+def use_mkl_kernels_of_this_cpu() -> Optional[str]:
+    """
+    Loads the MKL vendor shim (module docstring) into the global symbol scope when the CPU is
+    AMD's (or Hygon's, its licensed Zen), the shim is built, torch is not imported yet and
+    `LAL_MKL_CPU_CHECK` is not `mkl`. Returns the loaded path, or None; never raises, since it
+    runs at interpreter start-up.
+    """
+    if os.environ.get(MKL_SWITCH, "auto").strip().lower() == "mkl" or "torch" in sys.modules:
+        return None
+    if cpu_vendor() not in ("AuthenticAMD", "HygonGenuine"):
+        return None
+    path = mkl_shim_path()
+    if path is None:
+        return None
+    import ctypes
+
+    try:
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    except OSError:
+        return None
+    return path
+
+
+def loaded_mkl_shim() -> Optional[str]:
+    """The path of the MKL vendor shim if this process has loaded it (from the process's memory
+    map: the start-up module is not kept in `sys.modules`), else None."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                path = line.rstrip("\n").split(maxsplit=5)[-1]
+                if os.path.basename(path).startswith(_MKL_SHIM_NAME):
+                    return path
+    except OSError:
+        pass
+    return None
+
+
 def install() -> None:
+    use_mkl_kernels_of_this_cpu()
     if "allennlp" in sys.modules:
         _load_shims().apply_shims()
         return
