@@ -5,14 +5,15 @@ vendor check sends any non-Intel CPU to generic kernels) against the project's s
 instruction sets the CPU reports).
 
 The choice is made once per process, before torch is loaded, so each setting runs in its own
-child process, and the children take turns: `--rounds` children of each, alternating. Each child
-reports:
+child process, and the children take turns: `--rounds` children of each, alternating, the two
+settings going first in turn. Each child reports:
 
 - MKL's code path (`mkl_serv_cpu_detect()` of torch's library: 0 is the generic one);
-- matrix products of MiniLM's shapes in a training batch (688 word pieces, 384 and 1,536 wide),
-  GFLOP/s on one thread and on `--threads`, the median of 30;
 - training steps and parsing of a training config (`config_timing.py`: `--batches` batches of
-  16 sentences; `--parse-sentences` dev sentences through the predictor), seconds.
+  16 sentences; `--parse-sentences` dev sentences through the predictor), seconds, on
+  `--threads` threads;
+- then matrix products of MiniLM's shapes in a training batch (688 word pieces, 384 and 1,536
+  wide), GFLOP/s on `--threads` threads and on one, the median of 30.
 
 The report gives each measure per setting (the median over the children) and the ratio. On an
 Intel CPU, or where the install could not build the shim, both settings are the same code.
@@ -77,9 +78,9 @@ def child(args: argparse.Namespace) -> None:
         "setting": os.environ.get("LAL_MKL_CPU_CHECK", "auto"),
         "shim": loaded_mkl_shim(),
         "code_path": mkl_code_path(),
-        "gemm_1": gemm_rates(1),
-        "gemm_n": gemm_rates(args.threads),
     }
+    # The parser first, on the thread count it trains with from the start (a training process
+    # never changes it), then the products alone.
     bench = ConfigTiming(args)  # sets args.threads threads
     bench.warm()
     for phase, run in (("train", bench.train), ("parse", bench.parse)):
@@ -87,6 +88,8 @@ def child(args: argparse.Namespace) -> None:
         run()
         report[phase] = time.perf_counter() - start
     report["summary"] = bench.summary(1)
+    report["gemm_n"] = gemm_rates(args.threads)
+    report["gemm_1"] = gemm_rates(1)
     print(json.dumps(report))
 
 
@@ -105,7 +108,8 @@ def main() -> None:
     reports = {setting: [] for setting in SETTINGS}
     print(f"load {load_average()}")
     for round_number in range(args.rounds):
-        for setting in SETTINGS:
+        # the two settings take turns at going first
+        for setting in SETTINGS if round_number % 2 == 0 else SETTINGS[::-1]:
             env = dict(os.environ, LAL_MKL_CPU_CHECK=setting)
             output = subprocess.run(
                 command, env=env, check=True, capture_output=True, text=True
@@ -115,7 +119,8 @@ def main() -> None:
             print(f"round {round_number + 1} {setting}: MKL code path {report['code_path']}, "
                   f"shim {report['shim']}, train {report['train']:.2f} s, "
                   f"parse {report['parse']:.2f} s", flush=True)
-    print(f"\n{reports['auto'][0]['summary']}, {args.rounds} children per setting, "
+    summary = reports["auto"][0]["summary"].replace(", 1 rounds", "")
+    print(f"\n{summary}, {args.rounds} children per setting (one training and one parse each), "
           f"{args.threads} threads; load {load_average()}\n")
 
     def median(setting, *keys):
@@ -129,7 +134,7 @@ def main() -> None:
 
     print("| measure | MKL as shipped (`mkl`) | vendor shim (`auto`) | auto / mkl speed |")
     print("|---|---:|---:|---:|")
-    for threads, key in ((1, "gemm_1"), (args.threads, "gemm_n")):
+    for threads, key in ((args.threads, "gemm_n"), (1, "gemm_1")):
         for shape in reports["auto"][0][key]:
             shipped, shim = median("mkl", key, shape), median("auto", key, shape)
             print(f"| `mm` {shape}, {threads} thread(s), GFLOP/s | {shipped:.0f} | {shim:.0f} "
