@@ -119,8 +119,7 @@ def main() -> None:
             print(f"round {round_number + 1} {setting}: MKL code path {report['code_path']}, "
                   f"shim {report['shim']}, train {report['train']:.2f} s, "
                   f"parse {report['parse']:.2f} s", flush=True)
-    summary = reports["auto"][0]["summary"].replace(", 1 rounds", "")
-    print(f"\n{summary}, {args.rounds} children per setting (one training and one parse each), "
+    print(f"\n{reports['auto'][0]['summary']} per child, {args.rounds} children per setting, "
           f"{args.threads} threads; load {load_average()}\n")
 
     def median(setting, *keys):

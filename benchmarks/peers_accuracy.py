@@ -207,25 +207,25 @@ def environment(minilm_dir: str, **extra: str) -> Dict[str, str]:
     return env
 
 
-def mkl_environment(system: str, args: argparse.Namespace) -> Dict[str, str]:
-    """The environment that gives ``system`` the MKL kernels of ``--mkl``: ``as-installed``
-    (ours with the vendor shim that our install loads at start-up on AMD CPUs, the peers with
-    MKL as shipped), ``shipped`` (every system MKL as shipped) or ``shim`` (every system with the
-    shim; the peers' Pythons get it by ``LD_PRELOAD``). See ``mkl_kernels_speed.py``."""
-    ours = system in OURS
-    if args.mkl == "shipped" or (args.mkl == "as-installed" and not ours):
-        return {"LAL_MKL_CPU_CHECK": "mkl"} if ours else {}
-    if ours:
-        return {"LAL_MKL_CPU_CHECK": "auto"}
-    return {"LD_PRELOAD": args.mkl_shim}
-
-
 def mkl_label(system: str, args: argparse.Namespace) -> str:
-    """What ``mkl_environment`` gives ``system`` on this CPU: "shim" or "shipped"."""
-    env = mkl_environment(system, args)
+    """The MKL kernels ``--mkl`` gives ``system`` on this CPU: "shim" (MKL's vector kernels, through
+    the vendor shim) or "shipped". ``as-installed``: ours with the shim that our install loads at
+    start-up on AMD CPUs, the peers as shipped; ``shipped`` or ``shim``: every system alike. See
+    ``mkl_kernels_speed.py``."""
     if args.mkl_shim is None:
         return "shipped"
-    return "shim" if env.get("LD_PRELOAD") or env.get("LAL_MKL_CPU_CHECK") == "auto" else "shipped"
+    if args.mkl == "shim" or (args.mkl == "as-installed" and system in OURS):
+        return "shim"
+    return "shipped"
+
+
+def mkl_environment(system: str, args: argparse.Namespace) -> Dict[str, str]:
+    """The environment that gives ``system`` the kernels of ``mkl_label``: ours through its
+    start-up switch, the peers' Pythons by ``LD_PRELOAD`` of the shim."""
+    shim = mkl_label(system, args) == "shim"
+    if system in OURS:
+        return {"LAL_MKL_CPU_CHECK": "auto" if shim else "mkl"}
+    return {"LD_PRELOAD": args.mkl_shim} if shim else {}
 
 
 def train_allennlp(
@@ -546,9 +546,7 @@ def main() -> None:
         "earlier run with the same data and epochs) instead of running them again",
     )
     args = parser.parse_args()
-    args.mkl_shim = None
-    if import_hook.cpu_vendor() in ("AuthenticAMD", "HygonGenuine"):
-        args.mkl_shim = import_hook.mkl_shim_path()
+    args.mkl_shim = import_hook.mkl_shim_for_this_cpu()
     if args.mkl == "shim" and args.mkl_shim is None:
         parser.error("--mkl shim: no MKL vendor shim here (not an AMD CPU, or not built)")
     if not args.minilm_dir:

@@ -52,12 +52,10 @@ def test_mkl_as_shipped_when_turned_off(probes):
 
 
 def test_shim_loaded_on_amd_and_mkl_leaves_its_generic_path(probes):
-    if import_hook.cpu_vendor() not in ("AuthenticAMD", "HygonGenuine"):
-        assert probes["auto"]["shim"] is None
-        pytest.skip("not an AMD CPU: the shim is not loaded")
-    if import_hook.mkl_shim_path() is None:
-        pytest.skip("the install could not build the shim (no C compiler)")
-    assert probes["auto"]["shim"] == import_hook.mkl_shim_path()
+    expected = import_hook.mkl_shim_for_this_cpu()
+    assert probes["auto"]["shim"] == expected
+    if expected is None:
+        pytest.skip("not an AMD CPU, or the install could not build the shim (no C compiler)")
     if probes["auto"]["code_path"] is None:
         pytest.skip("this torch exports no mkl_serv_cpu_detect (not built with MKL)")
     # MKL's code path 0 is its generic one, which it takes on any non-Intel CPU by itself.
@@ -80,10 +78,7 @@ def test_loaded_shim_is_found_in_this_process():
     # when a fresh interpreter with the default setting has it (unless this one was started
     # with LAL_MKL_CPU_CHECK=mkl).
     if os.environ.get("LAL_MKL_CPU_CHECK", "auto") == "auto":
-        assert import_hook.loaded_mkl_shim() == import_hook.mkl_shim_path() or (
-            import_hook.cpu_vendor() not in ("AuthenticAMD", "HygonGenuine")
-            and import_hook.loaded_mkl_shim() is None
-        )
+        assert import_hook.loaded_mkl_shim() == import_hook.mkl_shim_for_this_cpu()
 
 
 def test_not_loaded_once_torch_is_imported():

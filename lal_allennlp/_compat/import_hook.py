@@ -29,6 +29,8 @@ _SHIMS_PATH = os.path.join(_HERE, "shims.py")
 _MKL_SHIM_NAME = "_mkl_cpu_vendor"
 # The environment variable that turns the MKL vendor shim off ("mkl"; default "auto").
 MKL_SWITCH = "LAL_MKL_CPU_CHECK"
+# The CPU vendors the shim is for: AMD, and Hygon (AMD's licensed Zen).
+AMD_VENDORS = ("AuthenticAMD", "HygonGenuine")
 
 
 def _load_shims() -> Any:
@@ -77,18 +79,22 @@ def mkl_shim_path() -> Optional[str]:
     return None
 
 
+def mkl_shim_for_this_cpu() -> Optional[str]:
+    """The built shim when this CPU is one it is for (`AMD_VENDORS`), else None."""
+    if cpu_vendor() not in AMD_VENDORS:
+        return None
+    return mkl_shim_path()
+
+
 def use_mkl_kernels_of_this_cpu() -> Optional[str]:
     """
-    Loads the MKL vendor shim (module docstring) into the global symbol scope when the CPU is
-    AMD's (or Hygon's, its licensed Zen), the shim is built, torch is not imported yet and
-    `LAL_MKL_CPU_CHECK` is not `mkl`. Returns the loaded path, or None; never raises, since it
-    runs at interpreter start-up.
+    Loads the MKL vendor shim (module docstring) into the global symbol scope when
+    `mkl_shim_for_this_cpu()` has one, torch is not imported yet and `LAL_MKL_CPU_CHECK` is not
+    `mkl`. Returns the loaded path, or None; never raises, since it runs at interpreter start-up.
     """
     if os.environ.get(MKL_SWITCH, "auto").strip().lower() == "mkl" or "torch" in sys.modules:
         return None
-    if cpu_vendor() not in ("AuthenticAMD", "HygonGenuine"):
-        return None
-    path = mkl_shim_path()
+    path = mkl_shim_for_this_cpu()
     if path is None:
         return None
     import ctypes
