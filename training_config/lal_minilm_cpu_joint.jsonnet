@@ -5,7 +5,7 @@
 // attention's per-head span features, biaffine arcs and dependency labels from its word vectors
 // concatenated with MiniLM's (`dependency_input: both`), decoded together with lambda = 0.5.
 // Tree CRF loss on the spans; the head and dependency label losses (per-word means) weighted 10
-// and the tagger (an MLP on the LAL output and MiniLM's word vectors) weighted 10, so that they
+// and the tagger (an MLP on the LAL output and MiniLM's word vectors) weighted 20, so that they
 // are not lost beside the span loss (a sum over each tree's spans); MiniLM under bfloat16
 // autocast where the CPU has native bfloat16 arithmetic (AVX-512 BF16 or AMX) and in float32
 // elsewhere, where emulated bfloat16 is several times slower (`embedder_precision: 'auto'`),
@@ -40,7 +40,7 @@ parsers.cpu_training(
     evalb_gold_tags: true,
     pos_tag_input: 'both',
     pos_tag_hidden_dim: 250,
-    pos_tag_loss_weight: 10,
+    pos_tag_loss_weight: 20,
     dependency_loss_weight: 10,
     dependency_input: 'both',
     embedder_precision: 'auto',
