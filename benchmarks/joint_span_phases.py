@@ -1,0 +1,157 @@
+"""Where the joint span decoder's time goes, phase by phase, against the work its loops do.
+
+For each length, on seeded random float32 charts (112 labels, standard-normal span and arc
+scores), one thread, fastest of ``--repeats`` passes over the batch, microseconds per sentence:
+
+* **CKY**: the plain span CKY (``cky_decode``) on the same span scores: the issue's scale;
+* **labels**: the label tables and the transposed arcs (``_label_tables``, ``_transpose_arcs``);
+  the CKY reads the same label scores;
+* **fill**: the chart fill as the decoder runs it (``_fill_charts``: blocks of 8 ends, tiles);
+* **split only** / **attach only**: the same spans in the same order without tiles, with only
+  the split maxima (``_span_value``) or only the outside attachments (``_attach_outside``). The
+  charts' values are then wrong; the loops, loads and stores are those of the decoder;
+* **whole**: ``joint_span_decode`` (also the root, the traceback and the workspace);
+
+and the work: the 8-lane steps that the split maxima and the attachments run (each step two
+vector loads or a load and a broadcast, an add and a max; whole chunks of 8 heads, as the kernels
+go), against the recurrence's own count (heads x split points, dependents x outside heads, over
+8 lanes), and the time per step.
+
+    python benchmarks/joint_span_phases.py [--lengths 40 80 160] [--repeats 5]
+"""
+
+import argparse
+import os
+import sys
+import time
+from typing import Callable, Tuple
+
+import numba
+import numpy as np
+from numba import njit
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from lal_allennlp.decoding import joint_span as js  # noqa: E402
+from lal_allennlp.decoding.cky import cky_decode  # noqa: E402
+from timing import load_average  # noqa: E402  (benchmarks/timing.py)
+
+_LANES = 8
+
+
+@njit(cache=True)
+def _label_pass(spans, arcs, n, lab_buf, arc_t):  # pragma: no cover - compiled code
+    size = n + 1
+    stride = js._row_length_jit(size)
+    for b in range(spans.shape[0]):
+        js._transpose_arcs(arcs[b], n, stride, arc_t)
+        label_one = lab_buf[: size * size].reshape((size, size))
+        label_multi = lab_buf[size * size :].reshape((size, size))
+        js._label_tables(spans[b], n, label_one, label_multi)
+
+
+@njit(cache=True)
+def _fill_pass(spans, arcs, n, lab_buf, arc_t, se, x, tile, mode):  # pragma: no cover
+    """The label pass, then per sentence the fill: mode 0 as the decoder runs it, 1 the split
+    maxima alone, 2 the attachments alone (both untiled, in the decoder's span order)."""
+    size = n + 1
+    stride = js._row_length_jit(size)
+    label_one = lab_buf[: size * size].reshape((size, size))
+    label_multi = lab_buf[size * size :].reshape((size, size))
+    for b in range(spans.shape[0]):
+        js._transpose_arcs(arcs[b], n, stride, arc_t)
+        js._label_tables(spans[b], n, label_one, label_multi)
+        if mode == 0:
+            js._fill_charts(n, se, se, x, tile, label_one, label_multi, arc_t)
+            continue
+        for j0 in range(1, n + 1, js._END_BLOCK):
+            j1 = min(j0 + js._END_BLOCK, n + 1)
+            for i in range(j1 - 2, -1, -1):
+                for j in range(max(j0, i + 1), j1):
+                    if mode == 1 and j - i > 1:
+                        one, multi = label_one[i, j], label_multi[i, j]
+                        js._span_value(i, j, size, stride, se, se, x, one, multi)
+                    elif mode == 2 and j - i < n:
+                        js._attach_outside(i, j, n, size, stride, se, se, x, arc_t)
+
+
+def kernel_steps(n: int) -> Tuple[int, int, float, float]:
+    """8-lane steps of the split maxima and of the attachments as the kernels run them (whole
+    chunks of heads), and the recurrence's counts over 8 lanes."""
+    split = attach = 0
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            length = j - i
+            if length > 1:
+                split += (j // _LANES - (i + 1) // _LANES + 1) * (length - 1)
+            if j < n:
+                attach += (n // _LANES - (j + 1) // _LANES + 1) * length
+            if i > 0:
+                attach += (i // _LANES + 1) * length
+    ideal_split = sum((n + 1 - m) * m * (m - 1) for m in range(2, n + 1)) / _LANES
+    ideal_attach = sum((n + 1 - m) * m * (n - m) for m in range(1, n)) / _LANES
+    return split, attach, ideal_split, ideal_attach
+
+
+def best_of(fn: Callable[[], object], repeats: int) -> float:
+    fn()
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lengths", type=int, nargs="+", default=[40, 80, 160])
+    parser.add_argument("--labels", type=int, default=112)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    numba.set_num_threads(1)
+    print(f"{args.labels} labels, float32, one thread, best of {args.repeats}; us per sentence\n")
+    print(
+        "| words | sentences | CKY | labels | fill | split only | attach only | whole "
+        "| whole / CKY | split steps (/ recurrence) | attach steps (/ recurrence) "
+        "| ns per step (split only, attach only) |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---|")
+    for n in args.lengths:
+        batch = 100 if n <= 80 else 10
+        rng = np.random.default_rng(args.seed + n)
+        spans = rng.standard_normal((batch, n + 1, n + 1, args.labels), dtype=np.float32)
+        arcs = rng.standard_normal((batch, n + 1, n + 1), dtype=np.float32)
+        lengths = np.full(batch, n, dtype=np.int64)
+        size = n + 1
+        stride = js._row_length(size)
+        se = js._aligned_zeros(size * size * stride + _LANES, np.float32)
+        x = js._aligned_zeros(size * (size - 1) // 2 * stride + _LANES, np.float32)
+        arc_t = js._aligned_zeros(size * stride + _LANES, np.float32)
+        tile = js._aligned_zeros(js._TILE_STARTS * js._END_BLOCK * stride + _LANES, np.float32)
+        lab = np.empty(2 * size * size, np.float32)
+
+        def per_sentence(fn: Callable[[], object]) -> float:
+            return best_of(fn, args.repeats) / batch * 1e6
+
+        cky = per_sentence(lambda: cky_decode(spans, lengths))
+        labels = per_sentence(lambda: _label_pass(spans, arcs, n, lab, arc_t))
+        fill, split_only, attach_only = (
+            per_sentence(lambda m=mode: _fill_pass(spans, arcs, n, lab, arc_t, se, x, tile, m))
+            - labels
+            for mode in (0, 1, 2)
+        )
+        whole = per_sentence(lambda: js.joint_span_decode(spans, arcs, lengths))
+        split, attach, ideal_split, ideal_attach = kernel_steps(n)
+        print(
+            f"| {n} | {batch} | {cky:,.1f} | {labels:,.1f} | {fill:,.1f} | {split_only:,.1f} "
+            f"| {attach_only:,.1f} | {whole:,.1f} | {whole / cky:.1f}x "
+            f"| {split:,} ({split / ideal_split:.2f}) | {attach:,} ({attach / ideal_attach:.2f}) "
+            f"| {split_only * 1e3 / split:.2f}, {attach_only * 1e3 / attach:.2f} |"
+        )
+    print(f"\nload average after the run: {load_average()} on {os.cpu_count()} CPUs")
+
+
+if __name__ == "__main__":
+    main()
