@@ -129,7 +129,7 @@ def main() -> None:
         se = js._aligned_zeros(size * size * stride + _LANES, np.float32)
         x = js._aligned_zeros(size * (size - 1) // 2 * stride + _LANES, np.float32)
         arc_t = js._aligned_zeros(size * stride + _LANES, np.float32)
-        tile = js._aligned_zeros(js._TILE_STARTS * js._END_BLOCK * stride + _LANES, np.float32)
+        tile = js._aligned_zeros(js._TILE_ROWS * stride + _LANES, np.float32)
         lab = np.empty(2 * size * size, np.float32)
 
         def per_sentence(fn: Callable[[], object]) -> float:
