@@ -273,6 +273,18 @@ class _VectorCode:
     def add_scalar(self, vector, scalar):
         return self.builder.fadd(vector, _broadcast(self.builder, self.vector_type, scalar))
 
+    def max_over(self, terms, count):
+        """Accumulators (allocas) of ``max_{r < count} terms(r)[m]`` for every m, kept in
+        registers by LLVM; ``terms(r)`` returns vectors for an index r; count >= 1."""
+        builder = self.builder
+        one = ir.Constant(count.type, 1)
+        zero = ir.Constant(count.type, 0)
+        accs = [cgutils.alloca_once_value(builder, value) for value in terms(zero)]
+        with cgutils.for_range(builder, builder.sub(count, one)) as loop:
+            for acc, value in zip(accs, terms(builder.add(loop.index, one))):
+                builder.store(self.max(builder.load(acc), value), acc)
+        return accs
+
 
 def _split_max_codegen(ranges: int):
     """Code of :func:`_split_max` (``ranges=0``: the first term starts the maximum) and of
@@ -423,12 +435,7 @@ def _split_max_tile(
             rows_b = [code.load(b_t, b_v, builder.add(off, shift)) for off in b_offs]
             return [builder.fadd(ra, rb) for ra in rows_a for rb in rows_b]
 
-        zero = ir.Constant(t_off_v.type, 0)
-        one = ir.Constant(t_off_v.type, 1)
-        accs = [cgutils.alloca_once_value(builder, value) for value in terms(zero)]
-        with cgutils.for_range(builder, builder.sub(count_v, one)) as loop:
-            for acc, value in zip(accs, terms(builder.add(loop.index, one))):
-                builder.store(code.max(builder.load(acc), value), acc)
+        accs = code.max_over(terms, count_v)
         for index, acc in enumerate(accs):
             m, p = divmod(index, _TILE_ENDS)
             target = builder.add(
@@ -549,18 +556,14 @@ def _broadcast_sums_tile(
         x_data = context.make_array(x_t)(context, builder, x_v).data
 
         def terms(r):
-            row = code.load(a_t, a_v, builder.add(a_off_v, builder.mul(r, ir.Constant(r.type, _LANES))))
+            shift = builder.mul(r, ir.Constant(r.type, _LANES))  # consecutive chunks of a
+            row = code.load(a_t, a_v, builder.add(a_off_v, shift))
             return [
                 code.add_scalar(row, builder.load(builder.gep(x_data, [builder.add(off, r)])))
                 for off in x_offs
             ]
 
-        zero = ir.Constant(t_off_v.type, 0)
-        one = ir.Constant(t_off_v.type, 1)
-        accs = [cgutils.alloca_once_value(builder, value) for value in terms(zero)]
-        with cgutils.for_range(builder, builder.sub(count_v, one)) as loop:
-            for acc, value in zip(accs, terms(builder.add(loop.index, one))):
-                builder.store(code.max(builder.load(acc), value), acc)
+        accs = code.max_over(terms, count_v)
         for q, acc in enumerate(accs):
             target = builder.add(t_off_v, builder.mul(ir.Constant(t_off_v.type, q), t_step_v))
             code.store(t_t, t_v, target, builder.load(acc))
