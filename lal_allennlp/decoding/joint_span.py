@@ -126,7 +126,7 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   one start have in common are maximised together (:func:`_broadcast_sums_tile`), each chunk of
   arcs read once for the 8 spans, and each span then adds its own (:func:`_attach_block`). Only
   the chunks of heads that the block's own later spans read are done span by span
-  (:func:`_attach_near`). On long sentences, where the arcs do not stay in the L1 cache, this
+  (:func:`_attach_right_heads`). On long sentences, where the arcs do not stay in the L1 cache, this
   saves most of the reads of the arcs.
 * The label tables read every span's L scores once, which is bound by memory bandwidth; the
   O(n^4) arithmetic is the rest. The plain span CKY (:mod:`~lal_allennlp.decoding.cky`) reads the
@@ -750,6 +750,29 @@ def _span_value_seeded(
         )
 
 
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _attach_right_heads(i, j, n, last, size, stride, S, X, arc_t):  # pragma: no cover
+    """DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d] for the heads h > j of the chunks
+    up to ``last`` (into S; the lanes h <= j of the first chunk keep their values). Nothing for
+    the whole sentence (j = n)."""
+    if j >= n:
+        return
+    chunks = stride // _LANES
+    row_x = _x_row(i, j, n, stride) + i + 1  # X[i, j, i + 1]
+    for c in range((j + 1) // _LANES, last + 1):
+        _max_of_broadcast_sums(
+            S,
+            _chunk_row(i, c, j, size, chunks),  # S[i, j, chunk c]
+            X,
+            row_x,
+            arc_t,
+            _chunk_row(0, c, i + 1, size, chunks),  # arcs into d = i + 1, ...
+            j - i,
+            max(0, j + 1 - c * _LANES),
+            _LANES,
+        )
+
+
 @njit(cache=True, fastmath=FASTMATH)
 def _attach_outside(i, j, n, size, stride, S, E, X, arc_t):  # pragma: no cover - compiled code
     """Best attachment of span (i, j), as a dependent, to every head outside it:
@@ -764,19 +787,7 @@ def _attach_outside(i, j, n, size, stride, S, E, X, arc_t):  # pragma: no cover 
     chunks = stride // _LANES
     row_x = _x_row(i, j, n, stride) + i + 1  # X[i, j, i + 1]
     length = j - i
-    if j < n:
-        for c in range((j + 1) // _LANES, n // _LANES + 1):
-            _max_of_broadcast_sums(
-                S,
-                _chunk_row(i, c, j, size, chunks),  # S[i, j, chunk c]
-                X,
-                row_x,
-                arc_t,
-                _chunk_row(0, c, i + 1, size, chunks),  # arcs into d = i + 1, ...
-                length,
-                max(0, j + 1 - c * _LANES),
-                _LANES,
-            )
+    _attach_right_heads(i, j, n, n // _LANES, size, stride, S, X, arc_t)
     if i > 0:
         for c in range(0, i // _LANES + 1):
             _max_of_broadcast_sums(
@@ -793,33 +804,11 @@ def _attach_outside(i, j, n, size, stride, S, E, X, arc_t):  # pragma: no cover 
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _attach_near(i, j, j0, n, size, stride, S, X, arc_t):  # pragma: no cover - compiled code
-    """The part of :func:`_attach_outside` for span (i, j) of a tiled block that the block's
-    later spans read: DL[i, j, h] for the heads h > j of the chunks up to the one holding the
-    block's last end j0 + 7 (into S). The rest comes in :func:`_attach_block`."""
-    if j >= n:
-        return
-    chunks = stride // _LANES
-    row_x = _x_row(i, j, n, stride) + i + 1  # X[i, j, i + 1]
-    for c in range((j + 1) // _LANES, (j0 + _END_BLOCK - 1) // _LANES + 1):
-        _max_of_broadcast_sums(
-            S,
-            _chunk_row(i, c, j, size, chunks),  # S[i, j, chunk c]
-            X,
-            row_x,
-            arc_t,
-            _chunk_row(0, c, i + 1, size, chunks),  # arcs into d = i + 1, ...
-            j - i,
-            max(0, j + 1 - c * _LANES),
-            _LANES,
-        )
-
-
-@njit(cache=True, fastmath=FASTMATH)
 def _attach_block(i, j0, n, size, stride, S, E, X, T, arc_t):  # pragma: no cover
     """The rest of :func:`_attach_outside` for the 8 spans (i, j0), ..., (i, j0 + 7) of a tiled
-    block, after :func:`_attach_near`: DR into E (heads h <= i) and DL into S for the heads past
-    the chunk of j0 + 7. Nothing reads these before the block's start i is done.
+    block, after :func:`_attach_right_heads` up to the chunk of j0 + 7: DR into E (heads
+    h <= i) and DL into S for the heads past that chunk. Nothing reads these before the block's
+    start i is done.
 
     The dependents d in (i, j0] are common to the 8 spans: for each chunk of heads,
     :func:`_broadcast_sums_tile` maximises over them for the 8 spans at once (each arc chunk read
@@ -832,7 +821,7 @@ def _attach_block(i, j0, n, size, stride, S, E, X, T, arc_t):  # pragma: no cove
     near = (j0 + _END_BLOCK - 1) // _LANES
     first = i + 1
     for c in range(0, n // _LANES + 1):
-        if c > i // _LANES and c <= near:  # neither heads <= i nor heads past the chunk of j0 + 7
+        if not ((i > 0 and c <= i // _LANES) or c > near):  # heads <= i or past the near chunk
             continue
         _broadcast_sums_tile(
             T,
@@ -920,7 +909,9 @@ def _fill_charts(n, S, E, X, T, label_one, label_multi, arc_t):  # pragma: no co
                         _span_value_seeded(
                             start, j, i, j0, size, stride, S, E, X, T, one_score, multi_score
                         )
-                        _attach_near(start, j, j0, n, size, stride, S, X, arc_t)
+                        # the chunks of heads that this block's later spans read
+                        near = (j0 + _END_BLOCK - 1) // _LANES
+                        _attach_right_heads(start, j, n, near, size, stride, S, X, arc_t)
                     _attach_block(start, j0, n, size, stride, S, E, X, T, arc_t)
                 i = bottom - 1
                 continue
