@@ -132,10 +132,11 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   O(n^4) arithmetic is the rest. The plain span CKY (:mod:`~lal_allennlp.decoding.cky`) reads the
   same scores, so it bounds the speed of any decoder of these charts from above.
 * One numba call decodes the batch; workers are parallel over sentences (``prange``), dealt out
-  longest first, each reusing one workspace: (n + 1)^2 cells for S and E and n (n + 1) / 2 rows
-  for X, each of (n + 1) heads rounded up to a chunk (21 MB at 150 words in float32). ``S`` only
-  uses cells (a, b) with a < b and ``E`` cells (j, k) with j > k, so the two share one buffer.
-  The workspace grows as n^3 (6 GB at 1,000 words in float32), so the decoder first checks
+  longest first, each reusing one workspace: (n + 1)^2 cells for S and E, each of (n + 1) heads
+  rounded up to a chunk, and for X, per span, only the chunks that hold its heads
+  (:func:`_x_layout`; 17 MB in all at 150 words in float32). ``S`` only uses cells (a, b) with
+  a < b and ``E`` cells (j, k) with j > k, so the two share one buffer. The workspace grows as
+  n^3 (4.7 GB at 1,000 words in float32), so the decoder first checks
   that it fits in the memory available, runs fewer workers in parallel when only some fit, and
   refuses a sentence whose workspace alone does not fit with a ``MemoryError`` that says so
   (rather than being killed by the system for running out).
@@ -617,10 +618,39 @@ def _chunk_row(a, c, b, size, chunks):  # pragma: no cover - compiled code
 
 
 @njit(cache=True, inline="always")
-def _x_row(i, j, n, stride):  # pragma: no cover - compiled code
-    """Start of X's row (i, j), i < j: rows (0, 1), ..., (0, n), (1, 2), ... one after the other,
-    so that X holds only the n (n + 1) / 2 spans, not (n + 1)^2 cells."""
-    return (i * n - i * (i - 1) // 2 + j - i - 1) * stride
+def _chunks_before(j):  # pragma: no cover - compiled code
+    """sum_{t < j} t // 8 (the chunk numbers of the heads 0 .. j - 1 added up)."""
+    q = j // _LANES
+    return (_LANES // 2) * q * (q - 1) + (j % _LANES) * q
+
+
+@njit(cache=True)
+def _x_layout(n, x_starts):  # pragma: no cover - compiled code
+    """Fills ``x_starts`` (n entries) for :func:`_x_row` and returns the size of X in elements.
+
+    X holds one row per span (i, j), i < j: (0, 1), ..., (0, n), (1, 2), ... one after the
+    other, and a row only the chunks of 8 heads that hold its heads (i, j], chunks
+    (i + 1) // 8 to j // 8: n^3 / 6 numbers in all instead of n^3 / 2 for whole rows. The
+    offset of row (i, j) within the rows of start i is a closed form in j; x_starts[i] holds
+    the rest (start i's first row, less the terms of that form at j = i + 1).
+    """
+    total = 0  # chunks of the rows of the starts before i
+    for i in range(n):
+        first = (i + 1) // _LANES
+        x_starts[i] = _LANES * (total - _chunks_before(i + 1) - (i + 1) * (1 - first) - first)
+        # rows (i, j) for j = i + 1 .. n, of j // 8 - first + 1 chunks each
+        total += _chunks_before(n + 1) - _chunks_before(i + 1) + (n - i) * (1 - first)
+    return total * _LANES
+
+
+@njit(cache=True, inline="always")
+def _x_row(i, j, x_start):  # pragma: no cover - compiled code
+    """Index of X[i, j, 0] (x_start = x_starts[i] of :func:`_x_layout`): X[i, j, h] is at
+    ``_x_row(i, j, x_starts[i]) + h`` for the heads h in (i, j] (and the other lanes of their
+    chunks). Row (i, j) starts after the rows (i, i + 1), ..., (i, j - 1), of
+    sum (j' // 8 - (i + 1) // 8 + 1) chunks. The kernels of one start take x_starts[i] as a
+    number, not the table."""
+    return x_start + _LANES * (_chunks_before(j) + j * (1 - (i + 1) // _LANES))
 
 
 @njit(cache=True, inline="always")
@@ -651,7 +681,9 @@ def _transpose_arcs(arc, n, stride, arc_t):  # pragma: no cover - compiled code
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _span_value(i, j, size, stride, S, E, X, one_score, multi_score):  # pragma: no cover
+def _span_value(
+    i, j, size, stride, S, E, X, x_row, one_score, multi_score
+):  # pragma: no cover - compiled code
     """Span (i, j), j - i >= 2, for every head h in (i, j], 8 lanes at a time:
 
         raw[i, j, h] = max_{k in (i, j)} S[i, k, h] + E[j, k, h]
@@ -660,7 +692,6 @@ def _span_value(i, j, size, stride, S, E, X, one_score, multi_score):  # pragma:
     Lanes past j land in parts of the cells that are written later or never read.
     """
     chunks = stride // _LANES
-    row_x = _x_row(i, j, size - 1, stride)
     # Whole chunks of 8 heads (the lanes h <= i of the first are computed and ignored), so that
     # every vector load and store is aligned: the buffers are aligned to 64 bytes.
     for c in range((i + 1) // _LANES, j // _LANES + 1):
@@ -668,7 +699,7 @@ def _span_value(i, j, size, stride, S, E, X, one_score, multi_score):  # pragma:
             X,
             S,
             E,
-            row_x + c * _LANES,
+            x_row + c * _LANES,
             _chunk_row(i, c, j, size, chunks),  # S[i, j, chunk c]
             _chunk_row(j, c, i, size, chunks),  # E[j, i, chunk c]
             one_score,
@@ -719,20 +750,19 @@ def _tile_bulk(top, bottom, j0, size, stride, S, E, T):  # pragma: no cover - co
 
 @njit(cache=True, fastmath=FASTMATH)
 def _span_value_seeded(
-    i, j, top, j0, size, stride, S, E, X, T, one_score, multi_score
+    i, j, top, j0, size, stride, S, E, X, x_row, T, one_score, multi_score
 ):  # pragma: no cover - compiled code
     """:func:`_span_value` for a span (i, j) of a tile (:func:`_tile_bulk`), whose split points
     k in (top, j0) are in T: adds the others, k in (i, top] (spans (k, j) of the tile's
     starts above i, filled just before) and k in [j0, j) (spans (i, k) of this block)."""
     chunks = stride // _LANES
-    row_x = _x_row(i, j, size - 1, stride)
     seed = ((top - i) * _END_BLOCK + j - j0) * stride
     for c in range((i + 1) // _LANES, j // _LANES + 1):
         _split_max_seeded(
             X,
             S,
             E,
-            row_x + c * _LANES,
+            x_row + c * _LANES,
             _chunk_row(i, c, j, size, chunks),  # S[i, j, chunk c]
             _chunk_row(j, c, i, size, chunks),  # E[j, i, chunk c]
             one_score,
@@ -751,14 +781,14 @@ def _span_value_seeded(
 
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
-def _attach_right_heads(i, j, n, last, size, stride, S, X, arc_t):  # pragma: no cover
+def _attach_right_heads(i, j, n, last, size, stride, S, X, x_row, arc_t):  # pragma: no cover
     """DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d] for the heads h > j of the chunks
     up to ``last`` (into S; the lanes h <= j of the first chunk keep their values). Nothing for
     the whole sentence (j = n)."""
     if j >= n:
         return
     chunks = stride // _LANES
-    row_x = _x_row(i, j, n, stride) + i + 1  # X[i, j, i + 1]
+    row_x = x_row + i + 1  # X[i, j, i + 1]
     for c in range((j + 1) // _LANES, last + 1):
         _max_of_broadcast_sums(
             S,
@@ -774,7 +804,7 @@ def _attach_right_heads(i, j, n, last, size, stride, S, X, arc_t):  # pragma: no
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _attach_outside(i, j, n, size, stride, S, E, X, arc_t):  # pragma: no cover - compiled code
+def _attach_outside(i, j, n, size, stride, S, E, X, x_row, arc_t):  # pragma: no cover
     """Best attachment of span (i, j), as a dependent, to every head outside it:
 
         DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d]   for h in (j, n]  (into S)
@@ -785,9 +815,9 @@ def _attach_outside(i, j, n, size, stride, S, E, X, arc_t):  # pragma: no cover 
     keep their values.
     """
     chunks = stride // _LANES
-    row_x = _x_row(i, j, n, stride) + i + 1  # X[i, j, i + 1]
+    row_x = x_row + i + 1  # X[i, j, i + 1]
     length = j - i
-    _attach_right_heads(i, j, n, n // _LANES, size, stride, S, X, arc_t)
+    _attach_right_heads(i, j, n, n // _LANES, size, stride, S, X, x_row, arc_t)
     if i > 0:
         for c in range(0, i // _LANES + 1):
             _max_of_broadcast_sums(
@@ -804,7 +834,7 @@ def _attach_outside(i, j, n, size, stride, S, E, X, arc_t):  # pragma: no cover 
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _attach_block(i, j0, n, size, stride, S, E, X, T, arc_t):  # pragma: no cover
+def _attach_block(i, j0, n, size, stride, S, E, X, x_start, T, arc_t):  # pragma: no cover
     """The rest of :func:`_attach_outside` for the 8 spans (i, j0), ..., (i, j0 + 7) of a tiled
     block, after :func:`_attach_right_heads` up to the chunk of j0 + 7: DR into E (heads
     h <= i) and DL into S for the heads past that chunk. Nothing reads these before the block's
@@ -828,21 +858,21 @@ def _attach_block(i, j0, n, size, stride, S, E, X, T, arc_t):  # pragma: no cove
             tile + c * _LANES,
             stride,
             X,
-            _x_row(i, j0, n, stride) + first,  # X[i, j, i + 1] of the 8 ends
-            _x_row(i, j0 + 1, n, stride) + first,
-            _x_row(i, j0 + 2, n, stride) + first,
-            _x_row(i, j0 + 3, n, stride) + first,
-            _x_row(i, j0 + 4, n, stride) + first,
-            _x_row(i, j0 + 5, n, stride) + first,
-            _x_row(i, j0 + 6, n, stride) + first,
-            _x_row(i, j0 + 7, n, stride) + first,
+            _x_row(i, j0, x_start) + first,  # X[i, j, i + 1] of the 8 ends
+            _x_row(i, j0 + 1, x_start) + first,
+            _x_row(i, j0 + 2, x_start) + first,
+            _x_row(i, j0 + 3, x_start) + first,
+            _x_row(i, j0 + 4, x_start) + first,
+            _x_row(i, j0 + 5, x_start) + first,
+            _x_row(i, j0 + 6, x_start) + first,
+            _x_row(i, j0 + 7, x_start) + first,
             arc_t,
             arcs + c * chunk,
             j0 - i,
         )
     for q in range(_END_BLOCK):
         j = j0 + q
-        row_x = _x_row(i, j, n, stride) + j0 + 1  # X[i, j, j0 + 1]
+        row_x = _x_row(i, j, x_start) + j0 + 1  # X[i, j, j0 + 1]
         if i > 0:
             for c in range(0, i // _LANES + 1):
                 _max_of_broadcast_sums_seeded(
@@ -876,7 +906,7 @@ def _attach_block(i, j0, n, size, stride, S, E, X, T, arc_t):  # pragma: no cove
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _fill_charts(n, S, E, X, T, label_one, label_multi, arc_t):  # pragma: no cover
+def _fill_charts(n, S, E, X, x_starts, T, label_one, label_multi, arc_t):  # pragma: no cover
     """Fill S, E and X (layout in :func:`_decode_sentence`) for every span.
 
     Spans in blocks of 8 consecutive ends j; within a block by decreasing start i, then
@@ -906,33 +936,38 @@ def _fill_charts(n, S, E, X, T, label_one, label_multi, arc_t):  # pragma: no co
                 for start in range(i, bottom - 1, -1):
                     for j in range(j0, j1):
                         one_score, multi_score = label_one[start, j], label_multi[start, j]
+                        x_row = _x_row(start, j, x_starts[start])
                         _span_value_seeded(
-                            start, j, i, j0, size, stride, S, E, X, T, one_score, multi_score
+                            start, j, i, j0, size, stride, S, E, X, x_row, T, one_score,
+                            multi_score,
                         )
                         # the chunks of heads that this block's later spans read
                         near = (j0 + _END_BLOCK - 1) // _LANES
-                        _attach_right_heads(start, j, n, near, size, stride, S, X, arc_t)
-                    _attach_block(start, j0, n, size, stride, S, E, X, T, arc_t)
+                        _attach_right_heads(start, j, n, near, size, stride, S, X, x_row, arc_t)
+                    _attach_block(start, j0, n, size, stride, S, E, X, x_starts[start], T, arc_t)
                 i = bottom - 1
                 continue
             for j in range(max(j0, i + 1), j1):
+                x_row = _x_row(i, j, x_starts[i])
                 if j - i == 1:  # a single word: one = multi = X = multi_label
                     value = label_multi[i, j]
-                    X[_x_row(i, j, n, stride) + j] = value
+                    X[x_row + j] = value
                     S[_cell(i, j, j, size, chunks)] = value
                     E[_cell(j, i, j, size, chunks)] = value
                 else:
-                    _span_value(i, j, size, stride, S, E, X, label_one[i, j], label_multi[i, j])
+                    _span_value(
+                        i, j, size, stride, S, E, X, x_row, label_one[i, j], label_multi[i, j]
+                    )
                 if j - i < n:
-                    _attach_outside(i, j, n, size, stride, S, E, X, arc_t)
+                    _attach_outside(i, j, n, size, stride, S, E, X, x_row, arc_t)
             i -= 1
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _best_root(X, arc, label_one, n, stride):  # pragma: no cover - compiled code
+def _best_root(X, x_starts, arc, label_one, n):  # pragma: no cover - compiled code
     """(root, score): the smallest h maximising one[0, n, h] + arc[0, h] (the whole sentence is a
     ``one`` span; for n = 1, one_label of the single word)."""
-    row_root = _x_row(0, n, n, stride)
+    row_root = _x_row(0, n, x_starts[0])
     root = 1
     score = (label_one[0, 1] if n == 1 else X[row_root + 1]) + arc[0, 1]
     for h in range(2, n + 1):
@@ -981,7 +1016,7 @@ def _push(stack, top, i, j, h, role):  # pragma: no cover - compiled code
 
 @njit(cache=True, fastmath=FASTMATH)
 def _trace_back(
-    sent, arc, n, S, E, X, label_one, root, stack, out_spans, out_heads
+    sent, arc, n, S, E, X, x_starts, label_one, root, stack, out_spans, out_heads
 ):  # pragma: no cover - compiled code
     """Write the 2n - 1 nodes of the best tree in pre-order to out_spans (2n - 1, 3) and the
     heads to out_heads (n,), recovering the split k and dependent head d of each node from the
@@ -1005,12 +1040,12 @@ def _trace_back(
         k, raw = _best_split(S, E, i, j, h, size, stride)
         if h > k:  # head right: dependent head d in (i, k]
             head_value = E[_cell(j, k, h, size, chunks)]  # multi[k, j, h]
-            d = _best_dependent(X, arc, _x_row(i, k, n, stride), h, i + 1, k, head_value, raw)
+            d = _best_dependent(X, arc, _x_row(i, k, x_starts[i]), h, i + 1, k, head_value, raw)
             _push(stack, top, k, j, h, _ROLE_HEAD)  # right child, popped after the left subtree
             _push(stack, top + 1, i, k, d, _ROLE_DEP)
         else:  # head left: dependent head d in (k, j]
             head_value = S[_cell(i, k, h, size, chunks)]  # multi[i, k, h]
-            d = _best_dependent(X, arc, _x_row(k, j, n, stride), h, k + 1, j, head_value, raw)
+            d = _best_dependent(X, arc, _x_row(k, j, x_starts[k]), h, k + 1, j, head_value, raw)
             _push(stack, top, k, j, d, _ROLE_DEP)
             _push(stack, top + 1, i, k, h, _ROLE_HEAD)
         out_heads[d - 1] = h
@@ -1019,7 +1054,7 @@ def _trace_back(
 
 @njit(cache=True, fastmath=FASTMATH)
 def _decode_sentence(
-    sent, arc, n, S, E, X, T, lab_buf, arc_t, stack, out_spans, out_heads
+    sent, arc, n, S, E, X, x_starts, T, lab_buf, arc_t, stack, out_spans, out_heads
 ):  # pragma: no cover - compiled code
     """Decode one sentence; returns the tree score (working dtype).
 
@@ -1038,9 +1073,10 @@ def _decode_sentence(
     label_multi = lab_buf[size * size : 2 * size * size].reshape((size, size))
     _transpose_arcs(arc, n, stride, arc_t)
     _label_tables(sent, n, label_one, label_multi)
-    _fill_charts(n, S, E, X, T, label_one, label_multi, arc_t)
-    root, score = _best_root(X, arc, label_one, n, stride)
-    _trace_back(sent, arc, n, S, E, X, label_one, root, stack, out_spans, out_heads)
+    _x_layout(n, x_starts)
+    _fill_charts(n, S, E, X, x_starts, T, label_one, label_multi, arc_t)
+    root, score = _best_root(X, x_starts, arc, label_one, n)
+    _trace_back(sent, arc, n, S, E, X, x_starts, label_one, root, stack, out_spans, out_heads)
     return score
 
 
@@ -1059,7 +1095,8 @@ def _decode_batch(
         # Zero-filled once: the vector kernels also read (and ignore) lanes past the valid range.
         # S and E in one buffer: S cells (a, b) have a < b, E cells (j, k) have j > k.
         se_buf = _aligned_zeros(size * size * stride + _LANES, span_scores.dtype)
-        x_buf = _aligned_zeros(size * (size - 1) // 2 * stride + _LANES, span_scores.dtype)
+        x_starts = np.empty(size, dtype=np.int64)
+        x_buf = _aligned_zeros(_x_layout(size - 1, x_starts) + _LANES, span_scores.dtype)
         arc_t = _aligned_zeros(size * stride + _LANES, span_scores.dtype)
         tile = _aligned_zeros(_TILE_ROWS * stride + _LANES, span_scores.dtype)
         lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
@@ -1073,6 +1110,7 @@ def _decode_batch(
                 se_buf,
                 se_buf,
                 x_buf,
+                x_starts,
                 tile,
                 lab_buf,
                 arc_t,
@@ -1094,10 +1132,10 @@ def workspace_bytes(max_len: int, dtype) -> int:
     stride = _row_length(size)
     itemsize = np.dtype(dtype).itemsize
     charts = size * size * stride + _LANES  # S and E
-    charts += size * (size - 1) // 2 * stride + _LANES  # X
+    charts += _x_layout(max_len, np.empty(size, dtype=np.int64)) + _LANES  # X
     charts += size * stride + _LANES + 2 * size * size  # the arcs, the label tables
     charts += _TILE_ROWS * stride + _LANES  # the tiles' common maxima
-    return charts * itemsize + (size + 1) * 4 * 8
+    return charts * itemsize + (size + 1) * 4 * 8 + size * 8  # and the stack, x_starts
 
 
 def _available_memory_bytes() -> Optional[int]:
