@@ -112,9 +112,10 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   split maximum reads one chunk from each of j - i rows, a row (4 KB at 1,000 words) apart, and
   on long sentences that costs several times the arithmetic (``benchmarks/README.md``). Writes
   are the other way round: a span's values go to one chunk in each of (n + 1) / 8 places, but
-  there are O(n^3) writes against O(n^4) reads. Up to about 80 words, where the charts fit in
-  the caches, the chunked layout is slightly slower: the outside attachments then go by whole
-  chunks, which often takes one more 8-lane step than groups of 8 heads from j + 1 would.
+  there are O(n^3) writes against O(n^4) reads. On short sentences, where the charts fit in
+  the caches, the chunked layout costs a little: the outside attachments then go by whole
+  chunks, which often takes one more 8-lane step than groups of 8 heads from j + 1 would
+  (about a tenth of the time at 40 words, nothing measurable at 80).
 * Spans are filled in blocks of 8 consecutive ends (:func:`_fill_charts`): the S cells of one
   start are then read for 8 spans in a row while the E cells of the block's ends stay in cache.
 * Within a block, starts far enough below it go by 4 (:func:`_tile_bulk`): the split points
