@@ -44,8 +44,8 @@ def load_version(revision: Optional[str], folder: str, name: str, prefix: str):
     package's ``kernels`` go to the same version's copy.
 
     Both sides of a comparison are loaded this way, so that numba compiles both afresh in the
-    same process. Importing the working tree's module normally instead (from numba's on-disk
-    cache) made identical code 12-18 % slower at 40 words than its fresh copy (2026-11-26).
+    same process: a module imported normally comes from numba's on-disk cache, and that alone
+    can change the timing of identical code at 40 words (``benchmarks/README.md``).
     """
     if revision is None:
         path = os.path.join(ROOT, "lal_allennlp", "decoding", f"{name}.py")

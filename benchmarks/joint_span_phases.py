@@ -68,14 +68,12 @@ def _fill_pass(spans, arcs, n, lab_buf, arc_t, se, x, x_starts, tile, mode):  # 
             j1 = min(j0 + js._END_BLOCK, n + 1)
             for i in range(j1 - 2, -1, -1):
                 for j in range(max(j0, i + 1), j1):
+                    x_row = js._x_row(i, j, x_starts[i])
                     if mode == 1 and j - i > 1:
                         one, multi = label_one[i, j], label_multi[i, j]
-                        x_row = js._x_row(i, j, x_starts[i])
                         js._span_value(i, j, size, stride, se, se, x, x_row, one, multi)
                     elif mode == 2 and j - i < n:
-                        js._attach_outside(
-                            i, j, n, size, stride, se, se, x, js._x_row(i, j, x_starts[i]), arc_t
-                        )
+                        js._attach_outside(i, j, n, size, stride, se, se, x, x_row, arc_t)
 
 
 def kernel_steps(n: int) -> Tuple[int, int, float, float]:

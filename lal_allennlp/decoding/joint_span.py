@@ -649,8 +649,8 @@ def _x_row(i, j, x_start):  # pragma: no cover - compiled code
     """Index of X[i, j, 0] (x_start = x_starts[i] of :func:`_x_layout`): X[i, j, h] is at
     ``_x_row(i, j, x_starts[i]) + h`` for the heads h in (i, j] (and the other lanes of their
     chunks). Row (i, j) starts after the rows (i, i + 1), ..., (i, j - 1), of
-    sum (j' // 8 - (i + 1) // 8 + 1) chunks. The kernels of one start take x_starts[i] as a
-    number, not the table."""
+    sum (j' // 8 - (i + 1) // 8 + 1) chunks. Callers look x_starts[i] up once per span or per
+    start: the per-span functions take the row index itself, not the table."""
     return x_start + _LANES * (_chunks_before(j) + j * (1 - (i + 1) // _LANES))
 
 
@@ -934,6 +934,7 @@ def _fill_charts(n, S, E, X, x_starts, T, label_one, label_multi, arc_t):  # pra
             if j1 - j0 == _END_BLOCK and i + _TILE_MIN_SPLITS < j0:
                 bottom = max(0, i - _TILE_STARTS + 1)
                 _tile_bulk(i, bottom, j0, size, stride, S, E, T)
+                near = (j0 + _END_BLOCK - 1) // _LANES  # the chunk of the block's last end
                 for start in range(i, bottom - 1, -1):
                     for j in range(j0, j1):
                         one_score, multi_score = label_one[start, j], label_multi[start, j]
@@ -943,7 +944,6 @@ def _fill_charts(n, S, E, X, x_starts, T, label_one, label_multi, arc_t):  # pra
                             multi_score,
                         )
                         # the chunks of heads that this block's later spans read
-                        near = (j0 + _END_BLOCK - 1) // _LANES
                         _attach_right_heads(start, j, n, near, size, stride, S, X, x_row, arc_t)
                     _attach_block(start, j0, n, size, stride, S, E, X, x_starts[start], T, arc_t)
                 i = bottom - 1

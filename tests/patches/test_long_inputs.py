@@ -279,7 +279,7 @@ def test_joint_span_decoder_refuses_a_workspace_larger_than_memory(monkeypatch):
     for n in (1000, 2000):
         needed = joint_span.workspace_bytes(n, np.float64)
         assert charts(n) < needed < charts(n) * 1.01
-    assert 8.8 * 2**30 < joint_span.workspace_bytes(1000, np.float64) < 8.85 * 2**30  # was 11.3
+    assert 8.8 * 2**30 < joint_span.workspace_bytes(1000, np.float64) < 8.85 * 2**30
     rng = np.random.default_rng(0)
     lengths = np.array([30, 30, 30])
     span_scores = rng.standard_normal((3, 31, 31, 4))
