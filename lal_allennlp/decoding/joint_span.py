@@ -1083,21 +1083,22 @@ def _decode_sentence(
 
 @njit(cache=True, parallel=True, fastmath=FASTMATH)
 def _decode_batch(
-    span_scores, arc_scores, lengths, order, num_workers, out_spans, out_heads, out_scores
+    span_scores, arc_scores, lengths, order, se_all, x_all, out_spans, out_heads, out_scores
 ):  # pragma: no cover - compiled code
     """Decode every sentence of the batch (workers parallel over sentences).
 
     order: sentence ids longest first; worker w decodes order[w], order[w + num_workers], ...
+    se_all, x_all: (num_workers, ...) zero-filled workspaces (:func:`_chart_workspaces`).
     """
     batch_size = span_scores.shape[0]
+    num_workers = se_all.shape[0]
     size = lengths[order[0]] + 1  # longest sentence + 1
     stride = _row_length_jit(size)
     for worker in prange(num_workers):
-        # Zero-filled once: the vector kernels also read (and ignore) lanes past the valid range.
         # S and E in one buffer: S cells (a, b) have a < b, E cells (j, k) have j > k.
-        se_buf = _aligned_zeros(size * size * stride + _LANES, span_scores.dtype)
+        se_buf = se_all[worker]
         x_starts = np.empty(size, dtype=np.int64)
-        x_buf = _aligned_zeros(_x_layout(size - 1, x_starts) + _LANES, span_scores.dtype)
+        x_buf = x_all[worker]
         arc_t = _aligned_zeros(size * stride + _LANES, span_scores.dtype)
         tile = _aligned_zeros(_TILE_ROWS * stride + _LANES, span_scores.dtype)
         lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
@@ -1137,6 +1138,32 @@ def workspace_bytes(max_len: int, dtype) -> int:
     charts += size * stride + _LANES + 2 * size * size  # the arcs, the label tables
     charts += _TILE_ROWS * stride + _LANES  # the tiles' common maxima
     return charts * itemsize + (size + 1) * 4 * 8 + size * 8  # and the stack, x_starts
+
+
+def _aligned_rows(rows: int, count: int, dtype) -> np.ndarray:
+    """np.zeros((rows, >= count), dtype) whose rows each start on a 64-byte boundary."""
+    itemsize = np.dtype(dtype).itemsize
+    spare = _ALIGN_BYTES // itemsize
+    row = -(-count // spare) * spare
+    buffer = np.zeros(rows * row + spare, dtype)
+    offset = (-buffer.ctypes.data) % _ALIGN_BYTES // itemsize
+    return buffer[offset : offset + rows * row].reshape(rows, row)
+
+
+def _chart_workspaces(max_len: int, dtype, num_workers: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Each worker's S/E and X charts, zero-filled: the vector kernels also read (and ignore)
+    lanes past the valid range.
+
+    They are allocated here, by numpy, rather than inside the compiled code: numpy asks the
+    kernel for transparent huge pages on large arrays (``madvise``), so a chart of gigabytes is
+    faulted in 2 MiB at a time instead of 4 KiB, and its random accesses miss the TLB less.
+    """
+    size = max_len + 1
+    stride = _row_length(size)
+    se_all = _aligned_rows(num_workers, size * size * stride + _LANES, dtype)
+    x_cells = _x_layout(max_len, np.empty(size, dtype=np.int64))
+    x_all = _aligned_rows(num_workers, x_cells + _LANES, dtype)
+    return se_all, x_all
 
 
 def _available_memory_bytes() -> Optional[int]:
@@ -1248,8 +1275,9 @@ def joint_span_decode(
     out_spans = np.zeros((batch_size, 2 * max_len - 1, 3), dtype=np.int64)
     out_heads = np.zeros((batch_size, max_len), dtype=np.int64)
     out_scores = np.empty(batch_size, dtype=np.float64)
+    se_all, x_all = _chart_workspaces(max_len, dtype, num_workers)
     _decode_batch(
-        span_scores, arc_scores, lengths, order, num_workers, out_spans, out_heads, out_scores
+        span_scores, arc_scores, lengths, order, se_all, x_all, out_spans, out_heads, out_scores
     )
     spans = [out_spans[b, : 2 * n - 1] for b, n in enumerate(lengths.tolist())]
     heads = [out_heads[b, :n] for b, n in enumerate(lengths.tolist())]
