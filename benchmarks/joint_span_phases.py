@@ -51,7 +51,9 @@ def _label_pass(spans, arcs, n, lab_buf, arc_t):  # pragma: no cover - compiled 
 
 
 @njit(cache=True)
-def _fill_pass(spans, arcs, n, lab_buf, arc_t, se, x, x_starts, tile, mode):  # pragma: no cover
+def _fill_pass(
+    spans, arcs, n, lab_buf, arc_t, se, rows, x, x_starts, tile, mode
+):  # pragma: no cover - compiled code
     """The label pass, then per sentence the fill: mode 0 as the decoder runs it, 1 the split
     maxima alone, 2 the attachments alone (both untiled, in the decoder's span order)."""
     size = n + 1
@@ -62,7 +64,7 @@ def _fill_pass(spans, arcs, n, lab_buf, arc_t, se, x, x_starts, tile, mode):  # 
         js._transpose_arcs(arcs[b], n, stride, arc_t)
         js._label_tables(spans[b], n, label_one, label_multi)
         if mode == 0:
-            js._fill_charts(n, se, se, x, x_starts, tile, label_one, label_multi, arc_t)
+            js._fill_charts(n, se, se, rows, x, x_starts, tile, label_one, label_multi, arc_t)
             continue
         for j0 in range(1, n + 1, js._END_BLOCK):
             j1 = min(j0 + js._END_BLOCK, n + 1)
@@ -71,9 +73,9 @@ def _fill_pass(spans, arcs, n, lab_buf, arc_t, se, x, x_starts, tile, mode):  # 
                     x_row = js._x_row(i, j, x_starts[i])
                     if mode == 1 and j - i > 1:
                         one, multi = label_one[i, j], label_multi[i, j]
-                        js._span_value(i, j, size, stride, se, se, x, x_row, one, multi)
+                        js._span_value(i, j, size, stride, rows, se, se, x, x_row, one, multi)
                     elif mode == 2 and j - i < n:
-                        js._attach_outside(i, j, n, size, stride, se, se, x, x_row, arc_t)
+                        js._attach_outside(i, j, n, size, stride, rows, se, se, x, x_row, arc_t)
 
 
 def kernel_steps(n: int) -> Tuple[int, int, float, float]:
@@ -127,7 +129,8 @@ def main() -> None:
         lengths = np.full(batch, n, dtype=np.int64)
         size = n + 1
         stride = js._row_length(size)
-        se = js._aligned_zeros(size * size * stride + _LANES, np.float32)
+        rows = np.empty(size * (stride // _LANES), np.int64)
+        se = js._aligned_zeros(js._se_layout(n, rows) + _LANES, np.float32)
         x_starts = np.empty(size, np.int64)
         x = js._aligned_zeros(js._x_layout(n, x_starts) + _LANES, np.float32)
         arc_t = js._aligned_zeros(size * stride + _LANES, np.float32)
@@ -141,7 +144,9 @@ def main() -> None:
         labels = per_sentence(lambda: _label_pass(spans, arcs, n, lab, arc_t))
         fill, split_only, attach_only = (
             per_sentence(
-                lambda m=mode: _fill_pass(spans, arcs, n, lab, arc_t, se, x, x_starts, tile, m)
+                lambda m=mode: _fill_pass(
+                    spans, arcs, n, lab, arc_t, se, rows, x, x_starts, tile, m
+                )
             )
             - labels
             for mode in (0, 1, 2)

@@ -133,11 +133,12 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   O(n^4) arithmetic is the rest. The plain span CKY (:mod:`~lal_allennlp.decoding.cky`) reads the
   same scores, so it bounds the speed of any decoder of these charts from above.
 * One numba call decodes the batch; workers are parallel over sentences (``prange``), dealt out
-  longest first, each reusing one workspace: (n + 1)^2 cells for S and E, each of (n + 1) heads
-  rounded up to a chunk, and for X, per span, only the chunks that hold its heads
-  (:func:`_x_layout`; 17 MB in all at 150 words in float32). ``S`` only uses cells (a, b) with
-  a < b and ``E`` cells (j, k) with j > k, so the two share one buffer. The workspace grows as
-  n^3 (4.7 GB at 1,000 words in float32), so the decoder first checks
+  longest first, each reusing one workspace. ``S`` only uses cells (a, b) with a < b and ``E``
+  cells (j, k) with j > k, so the two share one buffer, which holds for each start or end and
+  chunk of heads only the cells that some head of the chunk uses (:func:`_se_layout`); X holds,
+  per span, only the chunks that hold its heads (:func:`_x_layout`). numpy allocates both, so
+  that large ones get transparent huge pages (:func:`_chart_workspaces`). The workspace grows
+  as n^3 (13 MB at 150 words, 3.4 GB at 1,000 words in float32), so the decoder first checks
   that it fits in the memory available, runs fewer workers in parallel when only some fit, and
   refuses a sentence whose workspace alone does not fit with a ``MemoryError`` that says so
   (rather than being killed by the system for running out).
@@ -609,13 +610,48 @@ _row_length_jit = njit(cache=True)(_row_length)
 
 
 @njit(cache=True, inline="always")
-def _chunk_row(a, c, b, size, chunks):  # pragma: no cover - compiled code
-    """Index of cell (a, b), heads chunk c (heads 8 c .. 8 c + 7), in the S/E chart.
+def _chunk_row(a, c, b, rows, chunks):  # pragma: no cover - compiled code
+    """Index of cell (a, b), heads chunk c (heads 8 c .. 8 c + 7), in the S/E chart
+    (``rows`` from :func:`_se_layout`, ``chunks`` chunks of heads per cell).
 
-    For each a and chunk, the cells b = 0..n lie one after the other, 8 lanes each, so that a
-    loop over b (the split point k) reads contiguous memory.
+    For each a and chunk, the cells b lie one after the other, 8 lanes each, so that a loop over
+    b (the split point k) reads contiguous memory.
     """
-    return ((a * chunks + c) * size + b) * _LANES
+    return rows[a * chunks + c] + b * _LANES
+
+
+@njit(cache=True)
+def _se_layout(n, rows):  # pragma: no cover - compiled code
+    """Fills ``rows`` ((n + 1) * chunks entries) for :func:`_chunk_row` and returns the size of
+    the S/E chart in elements.
+
+    For each a and chunk c, one block of cells b, 8 lanes each. S only uses cells (a, b) with
+    b > a, for the heads h > a, and E cells (a, b) with b < a, for the heads h <= a. So a
+    block holds the cells b > a only if its chunk has heads above a, and the cells b < a only
+    if it has heads up to a: about 2 n^3 / 3 numbers instead of n^3. The kernels also read
+    (and ignore) the chunk next to those ranges (a tile's 4 starts share their first chunk, a
+    block's 8 ends their last), so each range gets one more chunk. A margin of one block of
+    n + 1 cells before and after keeps every b in [0, n] of every block inside the buffer.
+    """
+    size = n + 1
+    chunks = _row_length_jit(size) // _LANES
+    total = size * _LANES  # the margin before
+    for a in range(size):
+        first_s = (a + 1) // _LANES - 1  # the chunks with cells b > a: first_s, ...
+        last_e = a // _LANES + 1  # the chunks with cells b < a: ..., last_e
+        for c in range(chunks):
+            low = 0 if c <= last_e else a + 1
+            high = n if c >= first_s else a - 1
+            rows[a * chunks + c] = total - low * _LANES
+            total += (high - low + 1) * _LANES
+    return total + size * _LANES  # and the margin after
+
+
+@njit(cache=True, inline="always")
+def _arc_row(c, d, size):  # pragma: no cover - compiled code
+    """Index of the arcs from the heads of chunk c into dependent d in the transposed arcs
+    (:func:`_transpose_arcs`): for each chunk, d = 0, 1, ... one after the other."""
+    return (c * size + d) * _LANES
 
 
 @njit(cache=True, inline="always")
@@ -655,9 +691,9 @@ def _x_row(i, j, x_start):  # pragma: no cover - compiled code
 
 
 @njit(cache=True, inline="always")
-def _cell(a, b, h, size, chunks):  # pragma: no cover - compiled code
+def _cell(a, b, h, rows, chunks):  # pragma: no cover - compiled code
     """Index of (a, b, h) in the S/E chart (see :func:`_chunk_row`)."""
-    return _chunk_row(a, h // _LANES, b, size, chunks) + h % _LANES
+    return _chunk_row(a, h // _LANES, b, rows, chunks) + h % _LANES
 
 _END_BLOCK = 8  # spans filled in blocks of this many ends (:func:`_fill_charts`)
 # Rows of the tile workspace T: the split maxima of 4 starts x 8 ends (:func:`_tile_bulk`), then
@@ -672,18 +708,17 @@ _TILE_ROWS = _TILE_STARTS * _END_BLOCK + _END_BLOCK
 
 @njit(cache=True, fastmath=FASTMATH)
 def _transpose_arcs(arc, n, stride, arc_t):  # pragma: no cover - compiled code
-    """arc_t[_chunk_row(0, h // 8, d) + h % 8] = arc[h, d] for d, h in [0, n]: for each chunk of
+    """arc_t[_arc_row(h // 8, d) + h % 8] = arc[h, d] for d, h in [0, n]: for each chunk of
     8 heads, the arcs into d = 0, 1, ... one after the other (8 lanes each)."""
     size = n + 1
-    chunks = stride // _LANES
     for h in range(n + 1):
         for d in range(n + 1):
-            arc_t[_cell(0, d, h, size, chunks)] = arc[h, d]
+            arc_t[_arc_row(h // _LANES, d, size) + h % _LANES] = arc[h, d]
 
 
 @njit(cache=True, fastmath=FASTMATH)
 def _span_value(
-    i, j, size, stride, S, E, X, x_row, one_score, multi_score
+    i, j, size, stride, rows, S, E, X, x_row, one_score, multi_score
 ):  # pragma: no cover - compiled code
     """Span (i, j), j - i >= 2, for every head h in (i, j], 8 lanes at a time:
 
@@ -701,20 +736,20 @@ def _span_value(
             S,
             E,
             x_row + c * _LANES,
-            _chunk_row(i, c, j, size, chunks),  # S[i, j, chunk c]
-            _chunk_row(j, c, i, size, chunks),  # E[j, i, chunk c]
+            _chunk_row(i, c, j, rows, chunks),  # S[i, j, chunk c]
+            _chunk_row(j, c, i, rows, chunks),  # E[j, i, chunk c]
             one_score,
             multi_score,
             S,
-            _chunk_row(i, c, i + 1, size, chunks),  # S[i, k, chunk c] for k = i + 1, ...
+            _chunk_row(i, c, i + 1, rows, chunks),  # S[i, k, chunk c] for k = i + 1, ...
             E,
-            _chunk_row(j, c, i + 1, size, chunks),  # E[j, k, chunk c] for k = i + 1, ...
+            _chunk_row(j, c, i + 1, rows, chunks),  # E[j, k, chunk c] for k = i + 1, ...
             j - i - 1,
         )
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _tile_bulk(top, bottom, j0, size, stride, S, E, T):  # pragma: no cover - compiled code
+def _tile_bulk(top, bottom, j0, size, stride, rows, S, E, T):  # pragma: no cover - compiled code
     """The split points that the spans (i, j) of the starts i in [bottom, top] (at most 4) and
     the 8 ends j of the block from j0 have in common, k in (top, j0), for every head h in
     (bottom, j0 + 7], 8 lanes at a time::
@@ -738,20 +773,20 @@ def _tile_bulk(top, bottom, j0, size, stride, S, E, T):  # pragma: no cover - co
                 _END_BLOCK * stride,
                 stride,
                 S,
-                _chunk_row(top, c, k0, size, chunks),  # S[start, k, chunk c], k = k0, ...
-                _chunk_row(s1, c, k0, size, chunks),
-                _chunk_row(s2, c, k0, size, chunks),
-                _chunk_row(s3, c, k0, size, chunks),
+                _chunk_row(top, c, k0, rows, chunks),  # S[start, k, chunk c], k = k0, ...
+                _chunk_row(s1, c, k0, rows, chunks),
+                _chunk_row(s2, c, k0, rows, chunks),
+                _chunk_row(s3, c, k0, rows, chunks),
                 E,
-                _chunk_row(j0 + q, c, k0, size, chunks),  # E[end, k, chunk c], k = k0, ...
-                _chunk_row(j0 + q + 1, c, k0, size, chunks),
+                _chunk_row(j0 + q, c, k0, rows, chunks),  # E[end, k, chunk c], k = k0, ...
+                _chunk_row(j0 + q + 1, c, k0, rows, chunks),
                 j0 - k0,
             )
 
 
 @njit(cache=True, fastmath=FASTMATH)
 def _span_value_seeded(
-    i, j, top, j0, size, stride, S, E, X, x_row, T, one_score, multi_score
+    i, j, top, j0, size, stride, rows, S, E, X, x_row, T, one_score, multi_score
 ):  # pragma: no cover - compiled code
     """:func:`_span_value` for a span (i, j) of a tile (:func:`_tile_bulk`), whose split points
     k in (top, j0) are in T: adds the others, k in (i, top] (spans (k, j) of the tile's
@@ -764,25 +799,25 @@ def _span_value_seeded(
             S,
             E,
             x_row + c * _LANES,
-            _chunk_row(i, c, j, size, chunks),  # S[i, j, chunk c]
-            _chunk_row(j, c, i, size, chunks),  # E[j, i, chunk c]
+            _chunk_row(i, c, j, rows, chunks),  # S[i, j, chunk c]
+            _chunk_row(j, c, i, rows, chunks),  # E[j, i, chunk c]
             one_score,
             multi_score,
             T,
             seed + c * _LANES,
             S,
             E,
-            _chunk_row(i, c, i + 1, size, chunks),  # k in (i, top]
-            _chunk_row(j, c, i + 1, size, chunks),
+            _chunk_row(i, c, i + 1, rows, chunks),  # k in (i, top]
+            _chunk_row(j, c, i + 1, rows, chunks),
             top - i,
-            _chunk_row(i, c, j0, size, chunks),  # k in [j0, j)
-            _chunk_row(j, c, j0, size, chunks),
+            _chunk_row(i, c, j0, rows, chunks),  # k in [j0, j)
+            _chunk_row(j, c, j0, rows, chunks),
             j - j0,
         )
 
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
-def _attach_right_heads(i, j, n, last, size, stride, S, X, x_row, arc_t):  # pragma: no cover
+def _attach_right_heads(i, j, n, last, size, stride, rows, S, X, x_row, arc_t):  # pragma: no cover
     """DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d] for the heads h > j of the chunks
     up to ``last`` (into S; the lanes h <= j of the first chunk keep their values). Nothing for
     the whole sentence (j = n)."""
@@ -793,11 +828,11 @@ def _attach_right_heads(i, j, n, last, size, stride, S, X, x_row, arc_t):  # pra
     for c in range((j + 1) // _LANES, last + 1):
         _max_of_broadcast_sums(
             S,
-            _chunk_row(i, c, j, size, chunks),  # S[i, j, chunk c]
+            _chunk_row(i, c, j, rows, chunks),  # S[i, j, chunk c]
             X,
             row_x,
             arc_t,
-            _chunk_row(0, c, i + 1, size, chunks),  # arcs into d = i + 1, ...
+            _arc_row(c, i + 1, size),  # arcs into d = i + 1, ...
             j - i,
             max(0, j + 1 - c * _LANES),
             _LANES,
@@ -805,7 +840,7 @@ def _attach_right_heads(i, j, n, last, size, stride, S, X, x_row, arc_t):  # pra
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _attach_outside(i, j, n, size, stride, S, E, X, x_row, arc_t):  # pragma: no cover
+def _attach_outside(i, j, n, size, stride, rows, S, E, X, x_row, arc_t):  # pragma: no cover
     """Best attachment of span (i, j), as a dependent, to every head outside it:
 
         DL[i, j, h] = max_{d in (i, j]} X[i, j, d] + arc[h, d]   for h in (j, n]  (into S)
@@ -818,16 +853,16 @@ def _attach_outside(i, j, n, size, stride, S, E, X, x_row, arc_t):  # pragma: no
     chunks = stride // _LANES
     row_x = x_row + i + 1  # X[i, j, i + 1]
     length = j - i
-    _attach_right_heads(i, j, n, n // _LANES, size, stride, S, X, x_row, arc_t)
+    _attach_right_heads(i, j, n, n // _LANES, size, stride, rows, S, X, x_row, arc_t)
     if i > 0:
         for c in range(0, i // _LANES + 1):
             _max_of_broadcast_sums(
                 E,
-                _chunk_row(j, c, i, size, chunks),  # E[j, i, chunk c]
+                _chunk_row(j, c, i, rows, chunks),  # E[j, i, chunk c]
                 X,
                 row_x,
                 arc_t,
-                _chunk_row(0, c, i + 1, size, chunks),
+                _arc_row(c, i + 1, size),
                 length,
                 0,
                 min(_LANES, i + 1 - c * _LANES),
@@ -835,7 +870,7 @@ def _attach_outside(i, j, n, size, stride, S, E, X, x_row, arc_t):  # pragma: no
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _attach_block(i, j0, n, size, stride, S, E, X, x_start, T, arc_t):  # pragma: no cover
+def _attach_block(i, j0, n, size, stride, rows, S, E, X, x_start, T, arc_t):  # pragma: no cover
     """The rest of :func:`_attach_outside` for the 8 spans (i, j0), ..., (i, j0 + 7) of a tiled
     block, after :func:`_attach_right_heads` up to the chunk of j0 + 7: DR into E (heads
     h <= i) and DL into S for the heads past that chunk. Nothing reads these before the block's
@@ -847,7 +882,7 @@ def _attach_block(i, j0, n, size, stride, S, E, X, x_start, T, arc_t):  # pragma
     """
     chunks = stride // _LANES
     tile = _TILE_STARTS * _END_BLOCK * stride  # this part of T: row q for span (i, j0 + q)
-    arcs = _chunk_row(0, 0, i + 1, size, chunks)  # arcs into d = i + 1, ..., chunk 0
+    arcs = _arc_row(0, i + 1, size)  # arcs into d = i + 1, ..., chunk 0
     chunk = size * _LANES  # from one chunk of heads of the arcs to the next
     near = (j0 + _END_BLOCK - 1) // _LANES
     first = i + 1
@@ -878,13 +913,13 @@ def _attach_block(i, j0, n, size, stride, S, E, X, x_start, T, arc_t):  # pragma
             for c in range(0, i // _LANES + 1):
                 _max_of_broadcast_sums_seeded(
                     E,
-                    _chunk_row(j, c, i, size, chunks),  # E[j, i, chunk c]
+                    _chunk_row(j, c, i, rows, chunks),  # E[j, i, chunk c]
                     T,
                     tile + q * stride + c * _LANES,
                     X,
                     row_x,
                     arc_t,
-                    _chunk_row(0, c, j0 + 1, size, chunks),  # arcs into d = j0 + 1, ...
+                    _arc_row(c, j0 + 1, size),  # arcs into d = j0 + 1, ...
                     j - j0,
                     0,
                     i + 1 - c * _LANES,
@@ -893,13 +928,13 @@ def _attach_block(i, j0, n, size, stride, S, E, X, x_start, T, arc_t):  # pragma
             for c in range(near + 1, n // _LANES + 1):
                 _max_of_broadcast_sums_seeded(
                     S,
-                    _chunk_row(i, c, j, size, chunks),  # S[i, j, chunk c]: every head > j
+                    _chunk_row(i, c, j, rows, chunks),  # S[i, j, chunk c]: every head > j
                     T,
                     tile + q * stride + c * _LANES,
                     X,
                     row_x,
                     arc_t,
-                    _chunk_row(0, c, j0 + 1, size, chunks),
+                    _arc_row(c, j0 + 1, size),
                     j - j0,
                     0,
                     _LANES,
@@ -907,7 +942,7 @@ def _attach_block(i, j0, n, size, stride, S, E, X, x_start, T, arc_t):  # pragma
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _fill_charts(n, S, E, X, x_starts, T, label_one, label_multi, arc_t):  # pragma: no cover
+def _fill_charts(n, S, E, rows, X, x_starts, T, label_one, label_multi, arc_t):  # pragma: no cover
     """Fill S, E and X (layout in :func:`_decode_sentence`) for every span.
 
     Spans in blocks of 8 consecutive ends j; within a block by decreasing start i, then
@@ -933,19 +968,23 @@ def _fill_charts(n, S, E, X, x_starts, T, label_one, label_multi, arc_t):  # pra
         while i >= 0:
             if j1 - j0 == _END_BLOCK and i + _TILE_MIN_SPLITS < j0:
                 bottom = max(0, i - _TILE_STARTS + 1)
-                _tile_bulk(i, bottom, j0, size, stride, S, E, T)
+                _tile_bulk(i, bottom, j0, size, stride, rows, S, E, T)
                 near = (j0 + _END_BLOCK - 1) // _LANES  # the chunk of the block's last end
                 for start in range(i, bottom - 1, -1):
                     for j in range(j0, j1):
                         one_score, multi_score = label_one[start, j], label_multi[start, j]
                         x_row = _x_row(start, j, x_starts[start])
                         _span_value_seeded(
-                            start, j, i, j0, size, stride, S, E, X, x_row, T, one_score,
+                            start, j, i, j0, size, stride, rows, S, E, X, x_row, T, one_score,
                             multi_score,
                         )
                         # the chunks of heads that this block's later spans read
-                        _attach_right_heads(start, j, n, near, size, stride, S, X, x_row, arc_t)
-                    _attach_block(start, j0, n, size, stride, S, E, X, x_starts[start], T, arc_t)
+                        _attach_right_heads(
+                            start, j, n, near, size, stride, rows, S, X, x_row, arc_t
+                        )
+                    _attach_block(
+                        start, j0, n, size, stride, rows, S, E, X, x_starts[start], T, arc_t
+                    )
                 i = bottom - 1
                 continue
             for j in range(max(j0, i + 1), j1):
@@ -953,14 +992,14 @@ def _fill_charts(n, S, E, X, x_starts, T, label_one, label_multi, arc_t):  # pra
                 if j - i == 1:  # a single word: one = multi = X = multi_label
                     value = label_multi[i, j]
                     X[x_row + j] = value
-                    S[_cell(i, j, j, size, chunks)] = value
-                    E[_cell(j, i, j, size, chunks)] = value
+                    S[_cell(i, j, j, rows, chunks)] = value
+                    E[_cell(j, i, j, rows, chunks)] = value
                 else:
                     _span_value(
-                        i, j, size, stride, S, E, X, x_row, label_one[i, j], label_multi[i, j]
+                        i, j, size, stride, rows, S, E, X, x_row, label_one[i, j], label_multi[i, j]
                     )
                 if j - i < n:
-                    _attach_outside(i, j, n, size, stride, S, E, X, x_row, arc_t)
+                    _attach_outside(i, j, n, size, stride, rows, S, E, X, x_row, arc_t)
             i -= 1
 
 
@@ -980,14 +1019,14 @@ def _best_root(X, x_starts, arc, label_one, n):  # pragma: no cover - compiled c
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _best_split(S, E, i, j, h, size, stride):  # pragma: no cover - compiled code
+def _best_split(S, E, i, j, h, size, stride, rows):  # pragma: no cover - compiled code
     """(k, raw): raw = raw[i, j, h] = max_k S[i, k, h] + E[j, k, h], k the first split reaching it.
 
     (The bound on k only matters for NaN scores, which are not supported.)
     """
     chunks = stride // _LANES
-    s_row = _cell(i, 0, h, size, chunks)  # S[i, k, h] = s_row + 8 k
-    e_row = _cell(j, 0, h, size, chunks)  # E[j, k, h] = e_row + 8 k
+    s_row = _cell(i, 0, h, rows, chunks)  # S[i, k, h] = s_row + 8 k
+    e_row = _cell(j, 0, h, rows, chunks)  # E[j, k, h] = e_row + 8 k
     raw = S[s_row + (i + 1) * _LANES] + E[e_row + (i + 1) * _LANES]
     for k in range(i + 2, j):
         raw = maxnum(raw, S[s_row + k * _LANES] + E[e_row + k * _LANES])
@@ -1017,7 +1056,7 @@ def _push(stack, top, i, j, h, role):  # pragma: no cover - compiled code
 
 @njit(cache=True, fastmath=FASTMATH)
 def _trace_back(
-    sent, arc, n, S, E, X, x_starts, label_one, root, stack, out_spans, out_heads
+    sent, arc, n, S, E, rows, X, x_starts, label_one, root, stack, out_spans, out_heads
 ):  # pragma: no cover - compiled code
     """Write the 2n - 1 nodes of the best tree in pre-order to out_spans (2n - 1, 3) and the
     heads to out_heads (n,), recovering the split k and dependent head d of each node from the
@@ -1038,14 +1077,14 @@ def _trace_back(
         pos += 1
         if j - i == 1:
             continue
-        k, raw = _best_split(S, E, i, j, h, size, stride)
+        k, raw = _best_split(S, E, i, j, h, size, stride, rows)
         if h > k:  # head right: dependent head d in (i, k]
-            head_value = E[_cell(j, k, h, size, chunks)]  # multi[k, j, h]
+            head_value = E[_cell(j, k, h, rows, chunks)]  # multi[k, j, h]
             d = _best_dependent(X, arc, _x_row(i, k, x_starts[i]), h, i + 1, k, head_value, raw)
             _push(stack, top, k, j, h, _ROLE_HEAD)  # right child, popped after the left subtree
             _push(stack, top + 1, i, k, d, _ROLE_DEP)
         else:  # head left: dependent head d in (k, j]
-            head_value = S[_cell(i, k, h, size, chunks)]  # multi[i, k, h]
+            head_value = S[_cell(i, k, h, rows, chunks)]  # multi[i, k, h]
             d = _best_dependent(X, arc, _x_row(k, j, x_starts[k]), h, k + 1, j, head_value, raw)
             _push(stack, top, k, j, d, _ROLE_DEP)
             _push(stack, top + 1, i, k, h, _ROLE_HEAD)
@@ -1055,18 +1094,19 @@ def _trace_back(
 
 @njit(cache=True, fastmath=FASTMATH)
 def _decode_sentence(
-    sent, arc, n, S, E, X, x_starts, T, lab_buf, arc_t, stack, out_spans, out_heads
+    sent, arc, n, S, E, rows, X, x_starts, T, lab_buf, arc_t, stack, out_spans, out_heads
 ):  # pragma: no cover - compiled code
     """Decode one sentence; returns the tree score (working dtype).
 
     sent: (>= n + 1, >= n + 1, L); arc: (>= n + 1, >= n + 1) [head, dependent]. S, E, X: flat
-    workspaces of cells of ``stride = _row_length(n + 1)`` elements, zero-filled once.
-    X is stored by rows, only those of spans (a < b, :func:`_x_row`), S and E by chunks of
-    heads (:func:`_cell`); S and E may be one buffer, as S only uses cells with a < b and E cells
-    with a > b. arc_t: (n + 1) stride, by chunks of heads (:func:`_transpose_arcs`); lab_buf:
-    2 (n + 1)^2. Chart contents (see the module docstring), for cell (a, b):
-    S: multi[a, b, h] for h in (a, b], DL[a, b, h] for h > b; E (cell (j, k)): DR[k, j, h] for
-    h <= k, multi[k, j, h] for h in (k, j]; X: the value of (a, b, h) as a dependent.
+    workspaces, zero-filled once. X is stored by rows, only those of spans (a < b,
+    :func:`_x_row`), S and E by blocks of cells, one per start or end and chunk of heads
+    (:func:`_se_layout`, whose table goes to ``rows``); S and E may be one buffer, as S only
+    uses cells with a < b and E cells with a > b. arc_t: (n + 1) stride, by chunks of heads
+    (:func:`_transpose_arcs`); lab_buf: 2 (n + 1)^2. Chart contents (see the module
+    docstring), for cell (a, b): S: multi[a, b, h] for h in (a, b], DL[a, b, h] for h > b;
+    E (cell (j, k)): DR[k, j, h] for h <= k, multi[k, j, h] for h in (k, j]; X: the value of
+    (a, b, h) as a dependent.
     """
     size = n + 1
     stride = _row_length_jit(size)
@@ -1074,10 +1114,11 @@ def _decode_sentence(
     label_multi = lab_buf[size * size : 2 * size * size].reshape((size, size))
     _transpose_arcs(arc, n, stride, arc_t)
     _label_tables(sent, n, label_one, label_multi)
+    _se_layout(n, rows)
     _x_layout(n, x_starts)
-    _fill_charts(n, S, E, X, x_starts, T, label_one, label_multi, arc_t)
+    _fill_charts(n, S, E, rows, X, x_starts, T, label_one, label_multi, arc_t)
     root, score = _best_root(X, x_starts, arc, label_one, n)
-    _trace_back(sent, arc, n, S, E, X, x_starts, label_one, root, stack, out_spans, out_heads)
+    _trace_back(sent, arc, n, S, E, rows, X, x_starts, label_one, root, stack, out_spans, out_heads)
     return score
 
 
@@ -1097,6 +1138,7 @@ def _decode_batch(
     for worker in prange(num_workers):
         # S and E in one buffer: S cells (a, b) have a < b, E cells (j, k) have j > k.
         se_buf = se_all[worker]
+        se_rows = np.empty(size * (stride // _LANES), dtype=np.int64)
         x_starts = np.empty(size, dtype=np.int64)
         x_buf = x_all[worker]
         arc_t = _aligned_zeros(size * stride + _LANES, span_scores.dtype)
@@ -1111,6 +1153,7 @@ def _decode_batch(
                 lengths[b],
                 se_buf,
                 se_buf,
+                se_rows,
                 x_buf,
                 x_starts,
                 tile,
@@ -1133,21 +1176,30 @@ def workspace_bytes(max_len: int, dtype) -> int:
     size = max_len + 1
     stride = _row_length(size)
     itemsize = np.dtype(dtype).itemsize
-    charts = size * size * stride + _LANES  # S and E
-    charts += _x_layout(max_len, np.empty(size, dtype=np.int64)) + _LANES  # X
+    se_cells, x_cells = _chart_sizes(max_len)
+    charts = se_cells + _LANES + x_cells + _LANES  # S and E, X
     charts += size * stride + _LANES + 2 * size * size  # the arcs, the label tables
     charts += _TILE_ROWS * stride + _LANES  # the tiles' common maxima
-    return charts * itemsize + (size + 1) * 4 * 8 + size * 8  # and the stack, x_starts
+    tables = (size + 1) * 4 + size + size * stride // _LANES  # the stack, x_starts, S/E rows
+    return charts * itemsize + tables * 8
 
 
-def _aligned_rows(rows: int, count: int, dtype) -> np.ndarray:
-    """np.zeros((rows, >= count), dtype) whose rows each start on a 64-byte boundary."""
+def _aligned_buffers(workers: int, count: int, dtype) -> np.ndarray:
+    """np.zeros((workers, >= count), dtype) whose rows each start on a 64-byte boundary."""
     itemsize = np.dtype(dtype).itemsize
     spare = _ALIGN_BYTES // itemsize
     row = -(-count // spare) * spare
-    buffer = np.zeros(rows * row + spare, dtype)
+    buffer = np.zeros(workers * row + spare, dtype)
     offset = (-buffer.ctypes.data) % _ALIGN_BYTES // itemsize
-    return buffer[offset : offset + rows * row].reshape(rows, row)
+    return buffer[offset : offset + workers * row].reshape(workers, row)
+
+
+def _chart_sizes(max_len: int) -> Tuple[int, int]:
+    """Elements of the S/E chart and of X for a sentence of ``max_len`` words (the longest of a
+    batch: shorter ones use less of the same buffers)."""
+    size = max_len + 1
+    se_rows = np.empty(size * (_row_length(size) // _LANES), dtype=np.int64)
+    return _se_layout(max_len, se_rows), _x_layout(max_len, np.empty(size, dtype=np.int64))
 
 
 def _chart_workspaces(max_len: int, dtype, num_workers: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -1158,11 +1210,9 @@ def _chart_workspaces(max_len: int, dtype, num_workers: int) -> Tuple[np.ndarray
     kernel for transparent huge pages on large arrays (``madvise``), so a chart of gigabytes is
     faulted in 2 MiB at a time instead of 4 KiB, and its random accesses miss the TLB less.
     """
-    size = max_len + 1
-    stride = _row_length(size)
-    se_all = _aligned_rows(num_workers, size * size * stride + _LANES, dtype)
-    x_cells = _x_layout(max_len, np.empty(size, dtype=np.int64))
-    x_all = _aligned_rows(num_workers, x_cells + _LANES, dtype)
+    se_cells, x_cells = _chart_sizes(max_len)
+    se_all = _aligned_buffers(num_workers, se_cells + _LANES, dtype)
+    x_all = _aligned_buffers(num_workers, x_cells + _LANES, dtype)
     return se_all, x_all
 
 

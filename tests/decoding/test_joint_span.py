@@ -380,27 +380,46 @@ def test_longer_sentences_with_ties(dtype) -> None:
         _check_joint_tree(fast[0][b], fast[1][b], n, 12)
 
 
-@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 23])
+@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 23, 40])
 def test_s_and_e_cells_share_one_buffer_without_overlap(n) -> None:
-    """S uses cells (a, b) with a < b and E cells with a > b of the same chunked buffer: every
-    (cell, head) has its own index inside the buffer, and a chunk's cells follow one another."""
-    from lal_allennlp.decoding.joint_span import _cell, _row_length
+    """S uses cells (a, b) with a < b for the heads h > a, E cells with a > b for the heads
+    h <= a, of the same buffer: every such (cell, head), with the other lanes of its chunk, has
+    its own index inside the buffer, a block's cells follow one another, and every cell b of
+    every block lies inside the buffer (the kernels read some that they ignore)."""
+    from lal_allennlp.decoding.joint_span import _cell, _row_length, _se_layout
 
     size = n + 1
-    stride = _row_length(size)
-    chunks = stride // 8
-    assert stride % 8 == 0 and size <= stride < size + 8
-    indices = [
-        _cell(a, b, h, size, chunks)
+    chunks = _row_length(size) // 8
+    rows = np.empty(size * chunks, dtype=np.int64)
+    total = _se_layout(n, rows)
+    used = [
+        _cell(a, b, h, rows, chunks)
         for a in range(size)
         for b in range(size)
         if a != b
-        for h in range(stride)
+        for c in range(chunks)
+        if (c >= (a + 1) // 8 if b > a else c <= a // 8)  # a chunk with heads > a (S), <= a (E)
+        for h in range(8 * c, 8 * c + 8)
     ]
-    assert len(set(indices)) == len(indices)
-    assert min(indices) >= 0 and max(indices) < size * size * stride
-    for h in range(stride):  # the split point k is the contiguous axis, 8 lanes apart
-        assert _cell(0, 2, h, size, chunks) - _cell(0, 1, h, size, chunks) == 8
+    assert len(set(used)) == len(used)
+    every = [_cell(a, b, h, rows, chunks) for a in range(size) for b in range(size) for h in (0,)]
+    every += [_cell(a, b, 8 * chunks - 1, rows, chunks) for a in range(size) for b in range(size)]
+    assert min(every) >= 0 and max(every) < total
+    for a in range(size):  # the split point k is the contiguous axis, 8 lanes apart
+        for h in range(8 * chunks):
+            assert _cell(a, 2, h, rows, chunks) - _cell(a, 1, h, rows, chunks) == 8
+
+
+def test_s_and_e_chart_leaves_out_the_cells_no_kernel_uses() -> None:
+    """At 1,000 words the S/E chart holds about 2 n^3 / 3 numbers, not the n^3 of whole cells
+    of n + 1 heads (the chunks of margin add about 3 n^2)."""
+    from lal_allennlp.decoding.joint_span import _row_length, _se_layout
+
+    n = 1000
+    chunks = _row_length(n + 1) // 8
+    whole = (n + 1) ** 2 * 8 * chunks
+    total = _se_layout(n, np.empty((n + 1) * chunks, dtype=np.int64))
+    assert 2 / 3 * whole < total < 0.68 * whole
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 23, 64, 100])

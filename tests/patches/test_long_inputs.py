@@ -269,17 +269,25 @@ def test_lal_stack_without_self_attention_layers_reads_past_max_len():
 
 
 def test_joint_span_decoder_refuses_a_workspace_larger_than_memory(monkeypatch):
-    # The workspace grows as n^3: (n + 1)^2 cells of S/E of n + 1 numbers rounded up to 8, and
-    # for X, per span (i, j), the chunks of 8 heads that hold its heads (i, j].
+    # The workspace grows as n^3. S/E: for each start or end a and chunk of 8 heads, the cells
+    # b > a (n - a of them) if the chunk or the next one holds heads above a, the cells b < a
+    # (a of them) if the chunk or the one before holds heads up to a, and a margin of n + 1
+    # cells before and after; X: per span (i, j), the chunks of 8 heads that hold its heads.
     def charts(n):
-        stride = (n + 1 + 7) // 8 * 8
+        chunks = (n + 1 + 7) // 8
+        se = 2 * (n + 1)
+        for a in range(n + 1):
+            for c in range(chunks):
+                above = 8 * (c + 1) + 7 > a
+                below = 8 * (c - 1) <= a
+                se += n + 1 if above and below else (n - a if above else a)
         x = sum(8 * (j // 8 - (i + 1) // 8 + 1) for i in range(n) for j in range(i + 1, n + 1))
-        return 8 * ((n + 1) ** 2 * stride + x)  # float64
+        return 8 * (8 * se + x)  # float64
 
     for n in (1000, 2000):
         needed = joint_span.workspace_bytes(n, np.float64)
         assert charts(n) < needed < charts(n) * 1.01
-    assert 8.8 * 2**30 < joint_span.workspace_bytes(1000, np.float64) < 8.85 * 2**30
+    assert 6.35 * 2**30 < joint_span.workspace_bytes(1000, np.float64) < 6.42 * 2**30
     rng = np.random.default_rng(0)
     lengths = np.array([30, 30, 30])
     span_scores = rng.standard_normal((3, 31, 31, 4))
