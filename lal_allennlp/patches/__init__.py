@@ -10,8 +10,11 @@ Patches to AllenNLP 2.10.1 that change what it does, applied when `lal_allennlp`
   that is not valid UTF-8 fails alone instead of stopping the run.
 - `long_inputs`: a sentence with more word pieces than the transformer has positions is
   encoded in overlapping windows instead of failing (batches within the limit unchanged).
+- `packed_batches`: at parse time a BERT encoder runs on the batch's real word pieces only,
+  not on its padding (the same vectors there; a speed patch).
 """
 from lal_allennlp.patches.long_inputs import encode_long_inputs_in_windows
+from lal_allennlp.patches.packed_batches import pack_inference_batches
 from lal_allennlp.patches.transformer_cache import key_transformer_cache_by_arguments
 from lal_allennlp.patches.word_pieces import tokenize_words_in_one_call
 from lal_allennlp.patches.predict_input import read_predict_input_per_line
@@ -23,6 +26,7 @@ def apply_patches() -> None:
     tokenize_words_in_one_call()
     read_predict_input_per_line()
     encode_long_inputs_in_windows()
+    pack_inference_batches()  # after long_inputs, whose forward it falls back to
 
 
 __all__ = ["apply_patches"]
