@@ -10,8 +10,8 @@ Patches to AllenNLP 2.10.1 that change what it does, applied when `lal_allennlp`
   that is not valid UTF-8 fails alone instead of stopping the run.
 - `long_inputs`: a sentence with more word pieces than the transformer has positions is
   encoded in overlapping windows instead of failing (batches within the limit unchanged).
-- `packed_batches`: at parse time a BERT encoder runs on the batch's real word pieces only,
-  not on its padding (the same vectors there; a speed patch).
+- `packed_batches`: at parse time on the CPU a BERT encoder runs on the batch's real word
+  pieces only, not on its padding (the same vectors there; a speed patch).
 """
 from lal_allennlp.patches.long_inputs import encode_long_inputs_in_windows
 from lal_allennlp.patches.packed_batches import pack_inference_batches

@@ -1,13 +1,13 @@
 """
-At parse time (no gradients, eval mode), AllenNLP's `PretrainedTransformerEmbedder` runs a BERT
-encoder on the real word pieces of the batch only, not on its padding
+At parse time on the CPU (no gradients, eval mode), AllenNLP's `PretrainedTransformerEmbedder`
+runs a BERT encoder on the real word pieces of the batch only, not on its padding
 (`lal_allennlp.modules.packed_transformer`): the same vectors at the real word pieces, less
 arithmetic. The embedder's output is zero at the padding (AllenNLP's path leaves the
 transformer's vectors there; the mismatched embedder reads neither).
 
-Training, other transformers, folded inputs (`max_length`), batches without padding and
-sentences longer than the transformer's positions (`long_inputs`' windows) take the embedder's
-forward as it was.
+Training, GPUs (not measured there yet), other transformers, folded inputs (`max_length`),
+batches without padding and sentences longer than the transformer's positions (`long_inputs`'
+windows) take the embedder's forward as it was.
 """
 from typing import Callable, Optional
 
@@ -31,6 +31,8 @@ def packs(
 ) -> bool:
     """Whether this call of the embedder runs packed (see the module docstring)."""
     if torch.is_grad_enabled() or embedder.training or embedder._max_length is not None:
+        return False
+    if token_ids.device.type != "cpu":
         return False
     if bool(mask.all()) or (type_ids is not None and bool(type_ids.any())):
         return False
