@@ -73,7 +73,7 @@ def _fill_pass(
                     x_row = js._x_row(i, j, x_starts[i])
                     if mode == 1 and j - i > 1:
                         one, multi = label_one[i, j], label_multi[i, j]
-                        js._span_value(i, j, size, stride, rows, se, se, x, x_row, one, multi)
+                        js._span_value(i, j, stride, rows, se, se, x, x_row, one, multi)
                     elif mode == 2 and j - i < n:
                         js._attach_outside(i, j, n, size, stride, rows, se, se, x, x_row, arc_t)
 

@@ -718,7 +718,7 @@ def _transpose_arcs(arc, n, stride, arc_t):  # pragma: no cover - compiled code
 
 @njit(cache=True, fastmath=FASTMATH)
 def _span_value(
-    i, j, size, stride, rows, S, E, X, x_row, one_score, multi_score
+    i, j, stride, rows, S, E, X, x_row, one_score, multi_score
 ):  # pragma: no cover - compiled code
     """Span (i, j), j - i >= 2, for every head h in (i, j], 8 lanes at a time:
 
@@ -749,7 +749,7 @@ def _span_value(
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _tile_bulk(top, bottom, j0, size, stride, rows, S, E, T):  # pragma: no cover - compiled code
+def _tile_bulk(top, bottom, j0, stride, rows, S, E, T):  # pragma: no cover - compiled code
     """The split points that the spans (i, j) of the starts i in [bottom, top] (at most 4) and
     the 8 ends j of the block from j0 have in common, k in (top, j0), for every head h in
     (bottom, j0 + 7], 8 lanes at a time::
@@ -786,7 +786,7 @@ def _tile_bulk(top, bottom, j0, size, stride, rows, S, E, T):  # pragma: no cove
 
 @njit(cache=True, fastmath=FASTMATH)
 def _span_value_seeded(
-    i, j, top, j0, size, stride, rows, S, E, X, x_row, T, one_score, multi_score
+    i, j, top, j0, stride, rows, S, E, X, x_row, T, one_score, multi_score
 ):  # pragma: no cover - compiled code
     """:func:`_span_value` for a span (i, j) of a tile (:func:`_tile_bulk`), whose split points
     k in (top, j0) are in T: adds the others, k in (i, top] (spans (k, j) of the tile's
@@ -968,14 +968,14 @@ def _fill_charts(n, S, E, rows, X, x_starts, T, label_one, label_multi, arc_t): 
         while i >= 0:
             if j1 - j0 == _END_BLOCK and i + _TILE_MIN_SPLITS < j0:
                 bottom = max(0, i - _TILE_STARTS + 1)
-                _tile_bulk(i, bottom, j0, size, stride, rows, S, E, T)
+                _tile_bulk(i, bottom, j0, stride, rows, S, E, T)
                 near = (j0 + _END_BLOCK - 1) // _LANES  # the chunk of the block's last end
                 for start in range(i, bottom - 1, -1):
                     for j in range(j0, j1):
                         one_score, multi_score = label_one[start, j], label_multi[start, j]
                         x_row = _x_row(start, j, x_starts[start])
                         _span_value_seeded(
-                            start, j, i, j0, size, stride, rows, S, E, X, x_row, T, one_score,
+                            start, j, i, j0, stride, rows, S, E, X, x_row, T, one_score,
                             multi_score,
                         )
                         # the chunks of heads that this block's later spans read
@@ -996,7 +996,7 @@ def _fill_charts(n, S, E, rows, X, x_starts, T, label_one, label_multi, arc_t): 
                     E[_cell(j, i, j, rows, chunks)] = value
                 else:
                     _span_value(
-                        i, j, size, stride, rows, S, E, X, x_row, label_one[i, j], label_multi[i, j]
+                        i, j, stride, rows, S, E, X, x_row, label_one[i, j], label_multi[i, j]
                     )
                 if j - i < n:
                     _attach_outside(i, j, n, size, stride, rows, S, E, X, x_row, arc_t)
@@ -1019,7 +1019,7 @@ def _best_root(X, x_starts, arc, label_one, n):  # pragma: no cover - compiled c
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _best_split(S, E, i, j, h, size, stride, rows):  # pragma: no cover - compiled code
+def _best_split(S, E, i, j, h, stride, rows):  # pragma: no cover - compiled code
     """(k, raw): raw = raw[i, j, h] = max_k S[i, k, h] + E[j, k, h], k the first split reaching it.
 
     (The bound on k only matters for NaN scores, which are not supported.)
@@ -1077,7 +1077,7 @@ def _trace_back(
         pos += 1
         if j - i == 1:
             continue
-        k, raw = _best_split(S, E, i, j, h, size, stride, rows)
+        k, raw = _best_split(S, E, i, j, h, stride, rows)
         if h > k:  # head right: dependent head d in (i, k]
             head_value = E[_cell(j, k, h, rows, chunks)]  # multi[k, j, h]
             d = _best_dependent(X, arc, _x_row(i, k, x_starts[i]), h, i + 1, k, head_value, raw)
