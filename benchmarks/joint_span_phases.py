@@ -129,12 +129,12 @@ def main() -> None:
         lengths = np.full(batch, n, dtype=np.int64)
         size = n + 1
         stride = js._row_length(size)
+        # the decoder's workspaces of one worker, and the layout tables of this length
+        se, x, arc_t, tile = (buffer[0] for buffer in js._workspaces(n, np.float32, 1))
         rows = np.empty(size * (stride // _LANES), np.int64)
-        se = js._aligned_zeros(js._se_layout(n, rows) + _LANES, np.float32)
+        js._se_layout(n, rows)
         x_starts = np.empty(size, np.int64)
-        x = js._aligned_zeros(js._x_layout(n, x_starts) + _LANES, np.float32)
-        arc_t = js._aligned_zeros(size * stride + _LANES, np.float32)
-        tile = js._aligned_zeros(js._TILE_ROWS * stride + _LANES, np.float32)
+        js._x_layout(n, x_starts)
         lab = np.empty(2 * size * size, np.float32)
 
         def per_sentence(fn: Callable[[], object]) -> float:

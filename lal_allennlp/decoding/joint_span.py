@@ -137,7 +137,7 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   cells (j, k) with j > k, so the two share one buffer, which holds for each start or end and
   chunk of heads only the cells that some head of the chunk uses (:func:`_se_layout`); X holds,
   per span, only the chunks that hold its heads (:func:`_x_layout`). numpy allocates both, so
-  that large ones get transparent huge pages (:func:`_chart_workspaces`). The workspace grows
+  that large ones get transparent huge pages (:func:`_workspaces`). The workspace grows
   as n^3 (13 MB at 150 words, 3.4 GB at 1,000 words in float32), so the decoder first checks
   that it fits in the memory available, runs fewer workers in parallel when only some fit, and
   refuses a sentence whose workspace alone does not fit with a ``MemoryError`` that says so
@@ -575,30 +575,17 @@ def _broadcast_sums_tile(
     return sig, codegen
 
 
-@intrinsic
-def _address(typingctx, array):
-    """The address of a 1-d array's first element, as an integer."""
-    if not isinstance(array, types.Array) or array.ndim != 1:
-        return None
-
-    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        data = context.make_array(signature.args[0])(context, builder, args[0]).data
-        return builder.ptrtoint(data, context.get_value_type(types.intp))
-
-    return types.intp(array), codegen
-
-
 _ALIGN_BYTES = 64  # a cache line: aligned vector loads never straddle two lines
 
 
-@njit(cache=True)
-def _aligned_zeros(count, dtype):  # pragma: no cover - compiled code
-    """np.zeros(count, dtype) whose first element lies on a 64-byte boundary."""
-    itemsize = np.zeros(1, dtype).itemsize
+def _aligned_buffers(workers: int, count: int, dtype) -> np.ndarray:
+    """np.zeros((workers, >= count), dtype) whose rows each start on a 64-byte boundary."""
+    itemsize = np.dtype(dtype).itemsize
     spare = _ALIGN_BYTES // itemsize
-    buffer = np.zeros(count + spare, dtype)
-    offset = (-_address(buffer)) % _ALIGN_BYTES // itemsize
-    return buffer[offset : offset + count]
+    row = -(-count // spare) * spare
+    buffer = np.zeros(workers * row + spare, dtype)
+    offset = (-buffer.ctypes.data) % _ALIGN_BYTES // itemsize
+    return buffer[offset : offset + workers * row].reshape(workers, row)
 
 
 def _row_length(size: int) -> int:
@@ -1124,13 +1111,15 @@ def _decode_sentence(
 
 @njit(cache=True, parallel=True, fastmath=FASTMATH)
 def _decode_batch(
-    span_scores, arc_scores, lengths, order, se_all, x_all, out_spans, out_heads, out_scores
+    span_scores, arc_scores, lengths, order, workspaces, out_spans, out_heads, out_scores
 ):  # pragma: no cover - compiled code
     """Decode every sentence of the batch (workers parallel over sentences).
 
     order: sentence ids longest first; worker w decodes order[w], order[w + num_workers], ...
-    se_all, x_all: (num_workers, ...) zero-filled workspaces (:func:`_chart_workspaces`).
+    workspaces: the S/E, X, transposed arc and tile buffers, (num_workers, ...) each
+    (:func:`_workspaces`).
     """
+    se_all, x_all, arc_all, tile_all = workspaces
     batch_size = span_scores.shape[0]
     num_workers = se_all.shape[0]
     size = lengths[order[0]] + 1  # longest sentence + 1
@@ -1141,8 +1130,8 @@ def _decode_batch(
         se_rows = np.empty(size * (stride // _LANES), dtype=np.int64)
         x_starts = np.empty(size, dtype=np.int64)
         x_buf = x_all[worker]
-        arc_t = _aligned_zeros(size * stride + _LANES, span_scores.dtype)
-        tile = _aligned_zeros(_TILE_ROWS * stride + _LANES, span_scores.dtype)
+        arc_t = arc_all[worker]
+        tile = tile_all[worker]
         lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
         stack = np.empty((size + 1, 4), dtype=np.int64)
         for t in range(worker, batch_size, num_workers):
@@ -1184,16 +1173,6 @@ def workspace_bytes(max_len: int, dtype) -> int:
     return charts * itemsize + tables * 8
 
 
-def _aligned_buffers(workers: int, count: int, dtype) -> np.ndarray:
-    """np.zeros((workers, >= count), dtype) whose rows each start on a 64-byte boundary."""
-    itemsize = np.dtype(dtype).itemsize
-    spare = _ALIGN_BYTES // itemsize
-    row = -(-count // spare) * spare
-    buffer = np.zeros(workers * row + spare, dtype)
-    offset = (-buffer.ctypes.data) % _ALIGN_BYTES // itemsize
-    return buffer[offset : offset + workers * row].reshape(workers, row)
-
-
 def _chart_sizes(max_len: int) -> Tuple[int, int]:
     """Elements of the S/E chart and of X for a sentence of ``max_len`` words (the longest of a
     batch: shorter ones use less of the same buffers)."""
@@ -1202,18 +1181,21 @@ def _chart_sizes(max_len: int) -> Tuple[int, int]:
     return _se_layout(max_len, se_rows), _x_layout(max_len, np.empty(size, dtype=np.int64))
 
 
-def _chart_workspaces(max_len: int, dtype, num_workers: int) -> Tuple[np.ndarray, np.ndarray]:
-    """Each worker's S/E and X charts, zero-filled: the vector kernels also read (and ignore)
-    lanes past the valid range.
+def _workspaces(max_len: int, dtype, num_workers: int) -> Tuple[np.ndarray, ...]:
+    """Each worker's S/E chart, X, transposed arcs and tile rows (:func:`_decode_sentence`),
+    zero-filled: the vector kernels also read (and ignore) lanes past the valid range.
 
     They are allocated here, by numpy, rather than inside the compiled code: numpy asks the
     kernel for transparent huge pages on large arrays (``madvise``), so a chart of gigabytes is
     faulted in 2 MiB at a time instead of 4 KiB, and its random accesses miss the TLB less.
     """
+    size = max_len + 1
+    stride = _row_length(size)
     se_cells, x_cells = _chart_sizes(max_len)
-    se_all = _aligned_buffers(num_workers, se_cells + _LANES, dtype)
-    x_all = _aligned_buffers(num_workers, x_cells + _LANES, dtype)
-    return se_all, x_all
+    return tuple(
+        _aligned_buffers(num_workers, cells + _LANES, dtype)
+        for cells in (se_cells, x_cells, size * stride, _TILE_ROWS * stride)
+    )
 
 
 def _available_memory_bytes() -> Optional[int]:
@@ -1325,9 +1307,9 @@ def joint_span_decode(
     out_spans = np.zeros((batch_size, 2 * max_len - 1, 3), dtype=np.int64)
     out_heads = np.zeros((batch_size, max_len), dtype=np.int64)
     out_scores = np.empty(batch_size, dtype=np.float64)
-    se_all, x_all = _chart_workspaces(max_len, dtype, num_workers)
+    workspaces = _workspaces(max_len, dtype, num_workers)
     _decode_batch(
-        span_scores, arc_scores, lengths, order, se_all, x_all, out_spans, out_heads, out_scores
+        span_scores, arc_scores, lengths, order, workspaces, out_spans, out_heads, out_scores
     )
     spans = [out_spans[b, : 2 * n - 1] for b, n in enumerate(lengths.tolist())]
     heads = [out_heads[b, :n] for b, n in enumerate(lengths.tolist())]
