@@ -26,7 +26,7 @@ def apply_patches() -> None:
     tokenize_words_in_one_call()
     read_predict_input_per_line()
     encode_long_inputs_in_windows()
-    pack_inference_batches()  # after long_inputs, whose forward it falls back to
+    pack_inference_batches()  # after long_inputs: it calls long_inputs' forward itself
 
 
 __all__ = ["apply_patches"]

@@ -59,6 +59,15 @@ def embed_in_windows(
     return plan.unfold(window_embeddings)
 
 
+def needs_windows(embedder: PretrainedTransformerEmbedder, token_ids: torch.LongTensor) -> bool:
+    """Whether this patch encodes `token_ids` in windows: more word pieces than the transformer
+    has positions, and no folding (`max_length` unset)."""
+    if embedder._max_length is not None:
+        return False
+    limit = transformer_position_limit(embedder)
+    return limit is not None and token_ids.size(1) > limit
+
+
 def _forward(
     self: PretrainedTransformerEmbedder,
     token_ids: torch.LongTensor,
@@ -66,10 +75,10 @@ def _forward(
     type_ids: Optional[torch.LongTensor] = None,
     segment_concat_mask: Optional[torch.BoolTensor] = None,
 ) -> torch.Tensor:
-    if self._max_length is None:
+    if needs_windows(self, token_ids):
         limit = transformer_position_limit(self)
-        if limit is not None and token_ids.size(1) > limit:
-            return embed_in_windows(self, token_ids, mask, type_ids, limit)
+        assert limit is not None  # needs_windows found one
+        return embed_in_windows(self, token_ids, mask, type_ids, limit)
     return original_forward(self, token_ids, mask, type_ids, segment_concat_mask)
 
 

@@ -6,10 +6,10 @@ arithmetic. The embedder's output is zero at the padding (AllenNLP's path leaves
 transformer's vectors there; the mismatched embedder reads neither).
 
 Training, GPUs (not measured there yet), other transformers, folded inputs (`max_length`),
-batches without padding and sentences longer than the transformer's positions (`long_inputs`'
-windows) take the embedder's forward as it was.
+batches without padding and sentences longer than the transformer's positions go on to the
+`long_inputs` patch's forward (its windows, or AllenNLP's forward).
 """
-from typing import Callable, Optional
+from typing import Optional
 
 import torch
 from allennlp.modules.token_embedders.pretrained_transformer_embedder import (
@@ -17,10 +17,7 @@ from allennlp.modules.token_embedders.pretrained_transformer_embedder import (
 )
 
 from lal_allennlp.modules.packed_transformer import packed_hidden_states, supports_packing
-from lal_allennlp.modules.word_piece_limit import transformer_position_limit
-
-# The forward this patch falls back to (AllenNLP's, or the `long_inputs` patch's).
-_previous_forward: Optional[Callable] = None
+from lal_allennlp.patches import long_inputs
 
 
 def packs(
@@ -32,12 +29,9 @@ def packs(
     """Whether this call of the embedder runs packed (see the module docstring)."""
     if torch.is_grad_enabled() or embedder.training or embedder._max_length is not None:
         return False
-    if token_ids.device.type != "cpu":
+    if token_ids.device.type != "cpu" or long_inputs.needs_windows(embedder, token_ids):
         return False
     if bool(mask.all()) or (type_ids is not None and bool(type_ids.any())):
-        return False
-    limit = transformer_position_limit(embedder)
-    if limit is not None and token_ids.size(1) > limit:
         return False
     return supports_packing(embedder.transformer_model)
 
@@ -63,14 +57,13 @@ def _forward(
 ) -> torch.Tensor:
     if packs(self, token_ids, mask, type_ids):
         return embed_packed(self, token_ids, mask)
-    assert _previous_forward is not None
-    return _previous_forward(self, token_ids, mask, type_ids, segment_concat_mask)
+    return long_inputs._forward(self, token_ids, mask, type_ids, segment_concat_mask)
+
+
+_forward.__doc__ = long_inputs.original_forward.__doc__
 
 
 def pack_inference_batches() -> None:
-    """Patch `PretrainedTransformerEmbedder.forward` once (after `long_inputs`)."""
-    global _previous_forward
-    if PretrainedTransformerEmbedder.forward is not _forward:
-        _previous_forward = PretrainedTransformerEmbedder.forward
-        _forward.__doc__ = _previous_forward.__doc__
-        PretrainedTransformerEmbedder.forward = _forward
+    """Patch `PretrainedTransformerEmbedder.forward` once. Its other calls go on to the
+    `long_inputs` patch's forward, which it therefore replaces as the method."""
+    PretrainedTransformerEmbedder.forward = _forward
