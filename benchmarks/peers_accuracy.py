@@ -8,8 +8,9 @@ Systems (``--systems``, in this order by default):
 * ``lal``: this project's LAL stack, ``training_config/lal_minilm_cpu.jsonnet``;
 * ``joint``: this project's joint span parser, ``training_config/joint_minilm_cpu.jsonnet``
   (dependencies from ``--deps-dir``), when that config exists;
-* ``lal-bf16``, ``lal-joint``, ``kk``: the LAL config in bfloat16, the LAL parser with the
-  joint span decoder (``lal_minilm_cpu_joint.jsonnet``, dependencies from ``--deps-dir``) and
+* ``lal-bf16``, ``lal-joint``, ``lal-joint-fast``, ``kk``: the LAL config in bfloat16, the LAL
+  parser with the joint span decoder (``lal_minilm_cpu_joint.jsonnet``, dependencies from
+  ``--deps-dir``), its smaller variant for speed (``lal_minilm_cpu_joint_fast.jsonnet``) and
   Kitaev & Klein's partitioned transformer;
 * ``supar``: SuPar 1.1.4's CRF constituency parser (``supar.cmds.crf_con``), config
   ``benchmarks/peer_configs/supar_crf_con_minilm.ini``, in its own venv (``--supar-python``);
@@ -106,6 +107,10 @@ OURS = {
     "lal-joint": (
         "training_config/lal_minilm_cpu_joint.jsonnet",
         "LAL parser with the joint span decoder, MiniLM in bfloat16 where native",
+    ),
+    "lal-joint-fast": (
+        "training_config/lal_minilm_cpu_joint_fast.jsonnet",
+        "LAL + joint span decoder, 3 MiniLM layers and 32-dim dependency labels (for speed)",
     ),
     "kk": (
         "training_config/kk_factored_minilm_cpu.jsonnet",

@@ -91,3 +91,19 @@ def fixture_archive(tmp_path_factory) -> Callable[[str], str]:
         return archives[family]
 
     return archive
+
+
+def assert_plain_json(value, where="output"):
+    """`value` is made of exactly the Python types `json.dumps` writes (no numpy scalars or
+    arrays, no tuples), as the predictors promise without calling AllenNLP's `sanitize`."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            assert type(key) is str, f"{where}: key {key!r}"
+            assert_plain_json(item, f"{where}[{key!r}]")
+    elif type(value) is list:
+        for index, item in enumerate(value):
+            assert_plain_json(item, f"{where}[{index}]")
+    else:
+        assert value is None or type(value) in (str, int, float, bool), (
+            f"{where} is a {type(value).__name__}: {value!r}"
+        )

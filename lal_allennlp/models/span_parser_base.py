@@ -28,7 +28,7 @@ from lal_allennlp.modules import (
     SentenceBoundaries,
     SpanLabelScorer,
     fencepost_features,
-    span_indices,
+    sentence_spans,
 )
 from lal_allennlp.modules.cast_weights import CastWeights
 from lal_allennlp.modules.fast_dropout import FastDropout, replace_dropout
@@ -368,11 +368,15 @@ class SpanParserBase(Model):
 
     def _span_chart(self, fenceposts: torch.Tensor, mask: torch.BoolTensor) -> SpanChart:
         """The chart of span label scores (the empty label's column fixed at 0)."""
-        max_length = mask.size(1)
-        starts, ends = span_indices(max_length, fenceposts.device)
-        # shape (batch_size, num_spans, num_span_labels + 1)
-        span_scores = self.span_label_scorer(fenceposts, starts, ends)
-        return SpanChart.from_span_scores(span_scores, starts, ends, mask.sum(dim=1), max_length)
+        max_length, lengths = mask.size(1), mask.sum(dim=1)
+        # Each sentence's own spans: none over the batch's padding, which no decoder or loss
+        # reads (their cells stay 0).
+        batch, starts, ends = sentence_spans(lengths, max_length)
+        # shape (num_spans, num_span_labels)
+        label_scores = self.span_label_scorer(fenceposts, batch, starts, ends)
+        return SpanChart.from_sentence_spans(
+            label_scores, batch, starts, ends, lengths, max_length
+        )
 
     def _chart(
         self,

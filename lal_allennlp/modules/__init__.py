@@ -17,6 +17,7 @@ from lal_allennlp.modules.sentinels import SentenceBoundaries
 from lal_allennlp.modules.span_features import (
     fencepost_features,
     fencepost_span_features,
+    sentence_spans,
     span_indices,
 )
 from lal_allennlp.modules.span_label_scorer import SpanLabelScorer

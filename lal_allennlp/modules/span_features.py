@@ -32,6 +32,19 @@ def span_indices(max_length: int, device: torch.device) -> Tuple[torch.Tensor, t
     return starts, ends
 
 
+def sentence_spans(
+    lengths: torch.Tensor, max_length: int
+) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The spans of each sentence alone, `(i, j)` with `0 <= i < j <= lengths[b]`, without the
+    spans of the batch's padding: their sentence `b`, start `i` and end `j`, three `LongTensor`s
+    of shape `(num_spans,)`, sentence by sentence and within one in `span_indices` order."""
+    starts, ends = span_indices(max_length, lengths.device)
+    # shape (batch_size, max_length (max_length + 1) / 2)
+    inside = ends.unsqueeze(0) <= lengths.unsqueeze(1)
+    batch, span = inside.nonzero(as_tuple=True)
+    return batch, starts[span], ends[span]
+
+
 def fencepost_features(encoded: torch.Tensor, num_partitions: int = 1) -> torch.Tensor:
     """
     # Parameters

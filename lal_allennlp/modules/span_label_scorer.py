@@ -3,8 +3,8 @@ The span label classifier of Kitaev & Klein (2018, sec. 2.1):
 
     s(i, j, .) = W_2 ReLU(LayerNorm(W_1 v(i, j) + b_1)) + b_2,
 
-with the score of the empty label fixed at 0 (Stern et al. 2017), so label index 0 of the
-output is "no constituent" and indices 1.. are the vocabulary's span labels.
+over the non-empty labels; the chart adds the empty label's score, fixed at 0 (Stern et al.
+2017), as its column 0 (`SpanChart.from_sentence_spans`).
 
 `v(i, j) = g_j - g_i` is a difference of fencepost vectors (see `span_features.py`), so
 `W_1 v(i, j) = W_1 g_j - W_1 g_i`: the first layer is applied to the n + 1 fenceposts, not to
@@ -41,23 +41,31 @@ class SpanLabelScorer(torch.nn.Module):
         self.output = torch.nn.Linear(hidden_dim, num_labels)
 
     def forward(
-        self, fenceposts: torch.Tensor, starts: torch.Tensor, ends: torch.Tensor
+        self,
+        fenceposts: torch.Tensor,
+        batch: torch.Tensor,
+        starts: torch.Tensor,
+        ends: torch.Tensor,
     ) -> torch.Tensor:
         """
-        `fenceposts`: `(batch_size, max_length + 1, input_dim)`; `starts`, `ends`:
-        `(num_spans,)`. Returns `(batch_size, num_spans, num_labels + 1)`, index 0 being
-        the empty label (score 0).
+        `fenceposts`: `(batch_size, max_length + 1, input_dim)`; span `s` is `(starts[s],
+        ends[s])` of sentence `batch[s]` (`modules.sentence_spans`: each sentence's own spans,
+        none over the batch's padding). Returns `(num_spans, num_labels)`, the scores of the
+        non-empty labels.
         """
-        # shape (batch_size, max_length + 1, hidden_dim)
-        projected = self.hidden(fenceposts)
-        # shape (batch_size, num_spans, hidden_dim)
-        hidden = projected[:, ends] - projected[:, starts] + self.hidden_bias
-        return self.score_hidden(hidden)
+        hidden_dim = self.hidden.out_features
+        # shape (batch_size * (max_length + 1), hidden_dim)
+        projected = self.hidden(fenceposts).reshape(-1, hidden_dim)
+        fences = fenceposts.size(1)
+        # shape (num_spans, hidden_dim)
+        hidden = projected.index_select(0, batch * fences + ends) - projected.index_select(
+            0, batch * fences + starts
+        )
+        return self.score_hidden(hidden + self.hidden_bias)
 
     def score_span_vectors(self, span_vectors: torch.Tensor) -> torch.Tensor:
         """The same scores from explicit span vectors `(..., input_dim)` (for checks)."""
         return self.score_hidden(self.hidden(span_vectors) + self.hidden_bias)
 
     def score_hidden(self, hidden: torch.Tensor) -> torch.Tensor:
-        hidden = self.dropout(torch.relu(self.layer_norm(hidden)))
-        return torch.nn.functional.pad(self.output(hidden), (1, 0))
+        return self.output(self.dropout(torch.relu(self.layer_norm(hidden))))

@@ -5,39 +5,91 @@ AllenNLP 2.10.1 splits pre-tokenised words into word pieces
 call carries a fixed Python overhead that, for a small transformer on a CPU, is a noticeable
 part of parsing. A fast (Rust) tokenizer splits all of a sentence's words in one call, each
 word still on its own (one sequence per word), so the word pieces and offsets are the same.
-Slow (Python) tokenizers keep AllenNLP's loop.
+
+The mismatched indexer then makes a `Token` per word piece, copies each one again to set its
+type id (`add_special_tokens`), and reads the ids back out of them. With a fast tokenizer its
+`tokens_to_indices` here builds the same lists from the ids directly.
+
+Slow (Python) tokenizers keep AllenNLP's code.
 """
 from typing import List, Optional, Tuple
 
+from allennlp.data import Vocabulary
+from allennlp.data.token_indexers.pretrained_transformer_mismatched_indexer import (
+    PretrainedTransformerMismatchedIndexer,
+)
+from allennlp.data.token_indexers.token_indexer import IndexedTokenList
 from allennlp.data.tokenizers import Token
 from allennlp.data.tokenizers.pretrained_transformer_tokenizer import PretrainedTransformerTokenizer
 
 original_intra_word_tokenize = PretrainedTransformerTokenizer._intra_word_tokenize
+original_tokens_to_indices = PretrainedTransformerMismatchedIndexer.tokens_to_indices
+
+Offsets = List[Optional[Tuple[int, int]]]
 
 
-def _intra_word_tokenize(
-    self: PretrainedTransformerTokenizer, string_tokens: List[str]
-) -> Tuple[List[Token], List[Optional[Tuple[int, int]]]]:
-    if not string_tokens or not getattr(self.tokenizer, "is_fast", False):
-        return original_intra_word_tokenize(self, string_tokens)
+def _is_fast(tokenizer: PretrainedTransformerTokenizer) -> bool:
+    return getattr(tokenizer.tokenizer, "is_fast", False)
+
+
+def word_piece_ids(tokenizer: PretrainedTransformerTokenizer, words: List[str]) -> Tuple[
+    List[int], Offsets
+]:
+    """The word piece ids of `words` (a fast tokenizer, one call) without special tokens, and
+    each word's inclusive `(first, last)` piece, `None` for a word without pieces."""
     # One sequence per word: each word is split on its own, as in the per-word loop.
-    per_word = self.tokenizer(
-        string_tokens,
+    per_word = tokenizer.tokenizer(
+        words,
         add_special_tokens=False,
         return_attention_mask=False,
         return_token_type_ids=False,
     )["input_ids"]
     ids = [wp_id for word_ids in per_word for wp_id in word_ids]
-    texts = self.tokenizer.convert_ids_to_tokens(ids)
-    tokens = [Token(text=text, text_id=wp_id) for wp_id, text in zip(ids, texts)]
-    offsets: List[Optional[Tuple[int, int]]] = []
+    offsets: Offsets = []
     start = 0
     for word_ids in per_word:
         offsets.append((start, start + len(word_ids) - 1) if word_ids else None)
         start += len(word_ids)
-    return tokens, offsets
+    return ids, offsets
+
+
+def _intra_word_tokenize(
+    self: PretrainedTransformerTokenizer, string_tokens: List[str]
+) -> Tuple[List[Token], Offsets]:
+    if not string_tokens or not _is_fast(self):
+        return original_intra_word_tokenize(self, string_tokens)
+    ids, offsets = word_piece_ids(self, string_tokens)
+    texts = self.tokenizer.convert_ids_to_tokens(ids)
+    return [Token(text=text, text_id=wp_id) for wp_id, text in zip(ids, texts)], offsets
+
+
+def _tokens_to_indices(
+    self: PretrainedTransformerMismatchedIndexer, tokens: List[Token], vocabulary: Vocabulary
+) -> IndexedTokenList:
+    """AllenNLP's `tokens_to_indices` (`intra_word_tokenize`, special tokens, offsets shifted
+    past them, `(-1, -1)` for a word without pieces) without the `Token` per word piece."""
+    tokenizer = self._allennlp_tokenizer
+    words = [t.ensure_text() for t in tokens]
+    if not words or not _is_fast(tokenizer):
+        return original_tokens_to_indices(self, tokens, vocabulary)
+    self._matched_indexer._add_encoding_to_vocabulary_if_needed(vocabulary)
+    ids, offsets = word_piece_ids(tokenizer, words)
+    start, end = tokenizer.single_sequence_start_tokens, tokenizer.single_sequence_end_tokens
+    shift = len(start)
+    output: IndexedTokenList = {
+        "token_ids": [t.text_id for t in start] + ids + [t.text_id for t in end],
+        "mask": [True] * len(words),
+        "type_ids": [t.type_id for t in start]
+        + [tokenizer.single_sequence_token_type_id] * len(ids)
+        + [t.type_id for t in end],
+        "offsets": [(-1, -1) if o is None else (o[0] + shift, o[1] + shift) for o in offsets],
+        "wordpiece_mask": [True] * (len(start) + len(ids) + len(end)),
+    }
+    return self._matched_indexer._postprocess_output(output)
 
 
 def tokenize_words_in_one_call() -> None:
-    """Patch `PretrainedTransformerTokenizer._intra_word_tokenize` once."""
+    """Patch `PretrainedTransformerTokenizer._intra_word_tokenize` and the mismatched indexer's
+    `tokens_to_indices` once."""
     PretrainedTransformerTokenizer._intra_word_tokenize = _intra_word_tokenize
+    PretrainedTransformerMismatchedIndexer.tokens_to_indices = _tokens_to_indices

@@ -76,24 +76,26 @@ class SpanChart:
         self._numpy: Optional[Tuple[np.ndarray, np.ndarray]] = None
 
     @classmethod
-    def from_span_scores(
+    def from_sentence_spans(
         cls,
-        span_scores: torch.Tensor,
+        label_scores: torch.Tensor,
+        batch: torch.LongTensor,
         starts: torch.LongTensor,
         ends: torch.LongTensor,
         lengths: torch.LongTensor,
         max_length: int,
     ) -> "SpanChart":
         """
-        The chart of the scores of a list of spans: `span_scores` `(batch_size, num_spans,
-        num_columns)` for the spans `(starts[s], ends[s])`, the spans of `max_length + 1`
-        fenceposts (`modules.span_indices`). The other cells are 0.
+        The chart of the spans `(starts[s], ends[s])` of sentences `batch[s]`
+        (`modules.sentence_spans`), `label_scores` `(num_spans, num_columns - 1)` being the
+        scores of every column but `EMPTY`'s. The other cells, the empty column and the spans
+        over padding among them, are 0.
         """
         # shape (batch_size, max_length + 1, max_length + 1, num_columns)
-        scores = span_scores.new_zeros(
-            span_scores.size(0), max_length + 1, max_length + 1, span_scores.size(-1)
+        scores = label_scores.new_zeros(
+            lengths.size(0), max_length + 1, max_length + 1, label_scores.size(-1) + 1
         )
-        scores[:, starts, ends] = span_scores
+        scores[:, :, :, EMPTY + 1 :][batch, starts, ends] = label_scores
         return cls(scores, lengths)
 
     @staticmethod

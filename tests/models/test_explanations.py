@@ -10,7 +10,7 @@ from lal_allennlp.commands.explain import render_html, render_png
 from lal_allennlp.models.explanations import head_contributions
 from lal_allennlp.modules import fencepost_span_features
 from lal_allennlp.predictors import ParserPredictor
-from tests.conftest import FIXTURES_ROOT
+from tests.conftest import FIXTURES_ROOT, assert_plain_json
 
 NUM_HEADS = 4
 
@@ -48,6 +48,7 @@ def predictor() -> ParserPredictor:
 
 def test_explanations_are_distributions(predictor):
     result = predictor.predict_json({"sentence": "The old man saw a dog in the park.", "explain": True})
+    assert_plain_json(result)
     words = result["words"]
     attention = np.asarray(result["label_attention"])
     assert attention.shape == (NUM_HEADS, len(words) + 2)

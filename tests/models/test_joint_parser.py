@@ -11,7 +11,7 @@ from lal_allennlp.structs.joint_span_chart import decoder_label_names
 from lal_allennlp.syntax.trees import tree_to_spans, tree_to_string
 from lal_allennlp.models.joint_parser import JointSpanParser, _PairLabelScorer
 from lal_allennlp.modules import fencepost_features
-from tests.conftest import FIXTURES_ROOT, model_from_config
+from tests.conftest import FIXTURES_ROOT, assert_plain_json, model_from_config
 
 CONFIG = FIXTURES_ROOT / "joint_parser" / "experiment.jsonnet"
 
@@ -199,6 +199,7 @@ def test_conllu_predictor_and_lal_parse_format(tmp_path):
     model = Model.from_params(vocab=vocab, params=params.pop("model")).eval()
     predictor = ConlluPredictor(model, reader)
     result = predictor.predict_json({"sentence": "The cat sat on the mat."})
+    assert_plain_json(result)
     assert result["words"] == ["The", "cat", "sat", "on", "the", "mat", "."]
     assert len(result["heads"]) == 7 and len(result["dependency_labels"]) == 7
     text = predictor.dump_line(result)

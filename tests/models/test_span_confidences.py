@@ -20,7 +20,7 @@ from allennlp.models import Model
 from lal_allennlp import Parser
 from lal_allennlp.predictors import ParserPredictor
 from lal_allennlp.structs import SpanChart
-from tests.conftest import FIXTURES_ROOT
+from tests.conftest import FIXTURES_ROOT, assert_plain_json
 from tests.oracles.tree_enumeration import labelled_trees
 
 # Two labels, so that the chart has 3 columns and every tree of 4 words can be enumerated.
@@ -119,6 +119,7 @@ def test_confidences_are_probabilities_aligned_with_spans(crf):
     result = crf.predict_json(
         {"sentence": "The old dog barks loudly at the cat in the park .", "confidence": True}
     )
+    assert_plain_json(result)
     confidences = result["span_confidences"]
     assert len(confidences) == len(result["spans"]) > 1
     assert all(isinstance(c, float) and 0.0 < c <= 1.0 + 1e-6 for c in confidences)

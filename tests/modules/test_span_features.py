@@ -5,8 +5,10 @@ from lal_allennlp.modules import (
     SpanLabelScorer,
     fencepost_features,
     fencepost_span_features,
+    sentence_spans,
     span_indices,
 )
+from lal_allennlp.structs import SpanChart
 
 
 def test_span_vector_by_hand_one_partition():
@@ -35,12 +37,36 @@ def test_fencepost_scoring_equals_scoring_explicit_span_vectors():
     torch.manual_seed(0)
     encoded = torch.randn(3, 9, 12)
     starts, ends = span_indices(7, encoded.device)
+    batch = torch.arange(3).repeat_interleave(len(starts))
     scorer = SpanLabelScorer(12, 10, 5).eval()
-    fast = scorer(fencepost_features(encoded, 3), starts, ends)
+    fast = scorer(fencepost_features(encoded, 3), batch, starts.repeat(3), ends.repeat(3))
     slow = scorer.score_span_vectors(fencepost_span_features(encoded, starts, ends, 3))
-    assert fast.shape == (3, 28, 6)
-    assert torch.allclose(fast, slow, atol=1e-5)
-    assert torch.all(fast[..., 0] == 0)
+    assert fast.shape == (3 * 28, 5)
+    assert torch.allclose(fast, slow.reshape(-1, 5), atol=1e-5)
+
+
+def test_sentence_spans_are_each_sentences_own():
+    lengths = torch.tensor([3, 1, 0, 2])
+    batch, starts, ends = sentence_spans(lengths, 3)
+    expected = [
+        (b, i, j) for b, n in enumerate(lengths.tolist())
+        for i in range(n + 1) for j in range(i + 1, n + 1)
+    ]
+    assert list(zip(batch.tolist(), starts.tolist(), ends.tolist())) == expected
+    assert len(expected) == 6 + 1 + 0 + 3
+
+
+def test_chart_of_sentence_spans_is_zero_outside_them():
+    lengths = torch.tensor([2, 1])
+    batch, starts, ends = sentence_spans(lengths, 2)
+    scores = torch.arange(1.0, 1.0 + 2 * len(batch)).reshape(-1, 2)
+    chart = SpanChart.from_sentence_spans(scores, batch, starts, ends, lengths, 2).scores
+    assert chart.shape == (2, 3, 3, 3)
+    expected = torch.zeros(2, 3, 3, 3)
+    for (b, i, j), row in zip(zip(batch.tolist(), starts.tolist(), ends.tolist()), scores):
+        expected[b, i, j, 1:] = row
+    assert torch.equal(chart, expected)
+    assert torch.all(chart[1, :, 2] == 0)  # sentence 1 has one word: no span ends at 2
 
 
 def test_sentence_boundaries_place_start_and_stop():

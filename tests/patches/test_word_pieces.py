@@ -35,3 +35,35 @@ def test_same_word_pieces_and_offsets_as_the_per_word_loop():
         assert [(t.text, t.text_id) for t in fast[0]] == [(t.text, t.text_id) for t in expected[0]]
         assert fast[1] == expected[1]
     assert tokenizer.intra_word_tokenize(["", " "])[1] == [None, None]
+
+
+@pytest.mark.skipif(not PTB_TREES.is_dir(), reason="../shared/data/ptb-sample is not here")
+@pytest.mark.parametrize("max_length", [None, 8])
+def test_indexer_gives_what_allennlp_gives(monkeypatch, max_length):
+    """The mismatched indexer's lists (ids, type ids, offsets, masks; split into windows of
+    `max_length` pieces when set) equal those of AllenNLP's own code and per-word loop."""
+    from allennlp.data import Vocabulary
+    from allennlp.data.token_indexers import PretrainedTransformerMismatchedIndexer
+    from allennlp.data.tokenizers import Token
+
+    from lal_allennlp.patches.word_pieces import original_tokens_to_indices
+
+    indexer = PretrainedTransformerMismatchedIndexer(minilm_dir(), max_length=max_length)
+    assert PretrainedTransformerMismatchedIndexer.tokens_to_indices is not (
+        original_tokens_to_indices
+    )
+    sentences = treebank_sentences()[:60] + [
+        ["Unaffordable", "café", "naïve", "ÉCOLE", "3,000", "-LRB-", "``", "''", "--"],
+        ["", "a", " ", "b"],
+        ["word"],
+        [],
+    ]
+    indexed = [indexer.tokens_to_indices([Token(w) for w in words], Vocabulary())
+               for words in sentences]
+    monkeypatch.setattr(
+        PretrainedTransformerTokenizer, "_intra_word_tokenize", original_intra_word_tokenize
+    )
+    for words, ours in zip(sentences, indexed):
+        theirs = original_tokens_to_indices(indexer, [Token(w) for w in words], Vocabulary())
+        assert ours == theirs
+    assert indexed[-3]["offsets"] == [(-1, -1), (1, 1), (-1, -1), (2, 2)]

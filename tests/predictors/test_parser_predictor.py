@@ -7,7 +7,7 @@ from allennlp.models import Model
 from lal_allennlp.syntax.trees import parse_trees, tree_to_spans
 from lal_allennlp.predictors import ParserPredictor
 from lal_allennlp.predictors.inputs import InputError
-from tests.conftest import FIXTURES_ROOT
+from tests.conftest import FIXTURES_ROOT, assert_plain_json
 
 
 @pytest.fixture(scope="module")
@@ -21,6 +21,7 @@ def predictor() -> ParserPredictor:
 
 
 def _check(result: dict, words: list) -> None:
+    assert_plain_json(result)
     assert result["words"] == words
     assert len(result["pos_tags"]) == len(words)
     tree, _ = next(parse_trees(result["tree"]))
