@@ -57,11 +57,12 @@ class SpanLabelScorer(torch.nn.Module):
         # shape (batch_size * (max_length + 1), hidden_dim)
         projected = self.hidden(fenceposts).reshape(-1, hidden_dim)
         fences = fenceposts.size(1)
-        # shape (num_spans, hidden_dim)
-        hidden = projected.index_select(0, batch * fences + ends) - projected.index_select(
-            0, batch * fences + starts
-        )
-        return self.score_hidden(hidden + self.hidden_bias)
+        # W_1 g_j + b_1 - W_1 g_i, shape (num_spans, hidden_dim). The bias is added to the
+        # n + 1 fenceposts, and the subtraction and the ReLU work in place: each is a pass over
+        # a (num_spans, hidden_dim) tensor, the largest of the parser's span scoring.
+        hidden = (projected + self.hidden_bias).index_select(0, batch * fences + ends)
+        hidden.sub_(projected.index_select(0, batch * fences + starts))
+        return self.output(self.dropout(torch.relu_(self.layer_norm(hidden))))
 
     def score_span_vectors(self, span_vectors: torch.Tensor) -> torch.Tensor:
         """The same scores from explicit span vectors `(..., input_dim)` (for checks)."""
