@@ -287,8 +287,9 @@ class JointSpanParser(SpanParserBase):
         each decoded head.
         """
         spans, heads = chart.decode()
+        # (`tolist`: the rows are read number by number, which is slow on numpy arrays.)
         trees = [
-            joint_spans_to_tree_and_heads(w, t, s, h, self._decoder_names)[0]
+            joint_spans_to_tree_and_heads(w, t, s.tolist(), h.tolist(), self._decoder_names)[0]
             for w, t, s, h in zip(words, tags, spans, heads)
         ]
         # shape (batch_size, max_length), built on the CPU and moved to the device once

@@ -6,12 +6,17 @@ from pathlib import Path
 import _jsonnet
 import pytest
 from allennlp.common import Params
+from allennlp.common.plugins import import_plugins
 from allennlp.data import Batch, DatasetReader, Vocabulary
 from allennlp.models import Model
 from allennlp.training.callbacks import TrainerCallback
 from allennlp.training.optimizers import Optimizer
 
 from tests.conftest import FIXTURES_ROOT, REPO_ROOT, minilm_dir
+
+# allennlp-models registers `biaffine_parser` (the biaffine config's model), which the tests
+# below name; `allennlp train` imports it the same way.
+import_plugins()
 
 CONFIGS = sorted((REPO_ROOT / "training_config").glob("*.jsonnet"))
 MINILM_HIDDEN = 384
@@ -63,6 +68,7 @@ def test_every_config_is_built_here():
         "lal_minilm_cpu.jsonnet",
         "lal_minilm_cpu_bf16.jsonnet",
         "lal_minilm_cpu_joint.jsonnet",
+        "lal_minilm_cpu_joint_fast.jsonnet",
         "lal_xlnet_ptb.jsonnet",
         "lal_xlnet_ptb_joint.jsonnet",
         "lal_xlnet_ptb_multi_gpu.jsonnet",
@@ -117,7 +123,9 @@ def test_config_builds_and_runs_forward(config: Path):
     # unsupervised parser on dev perplexity (its dev trees are scored, never used to choose).
     if isinstance(model, Model.by_name("tree_transformer_lm")):
         assert trainer["validation_metric"] == "-perplexity"
-    elif isinstance(model, (Model.by_name("stack_attention_parser"), Model.by_name("biaffine_parser"))):
+    elif isinstance(
+        model, (Model.by_name("stack_attention_parser"), Model.by_name("biaffine_parser"))
+    ):
         assert trainer["validation_metric"] == "+LAS"
     else:
         assert trainer["validation_metric"] == "+evalb_f1"
@@ -178,3 +186,25 @@ def test_frozen_layers_fix_the_embeddings_and_the_lowest_layers(frozen_layers):
     layer = f"transformer_model.encoder.layer.{frozen_layers}.attention.self.query.weight"
     assert next(p.grad for n, p in named.items() if n.endswith(layer)) is not None
     assert all(p.grad is None for n, p in named.items() if frozen.search(n))
+
+
+def test_the_fast_joint_config_differs_in_its_two_sizes_only():
+    def flat(value, prefix=""):
+        if not isinstance(value, dict):
+            return {prefix.rstrip("."): value}
+        return {k: v for key, item in value.items() for k, v in flat(item, f"{prefix}{key}.").items()}
+
+    configs = [
+        flat(json.loads(_jsonnet.evaluate_file(
+            str(REPO_ROOT / "training_config" / name), ext_vars=_ext_vars()
+        )))
+        for name in ("lal_minilm_cpu_joint.jsonnet", "lal_minilm_cpu_joint_fast.jsonnet")
+    ]
+    layers = "model.text_field_embedder.token_embedders.tokens.transformer_kwargs.num_hidden_layers"
+    changed = {key for key in configs[0].keys() | configs[1].keys()
+               if configs[0].get(key) != configs[1].get(key)}
+    assert changed == {layers, "model.dependency_label_dim"}
+    assert (configs[0][layers], configs[1][layers]) == (4, 3)
+    assert (configs[0]["model.dependency_label_dim"], configs[1]["model.dependency_label_dim"]) == (
+        64, 32
+    )
