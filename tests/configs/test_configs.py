@@ -192,7 +192,8 @@ def test_the_fast_joint_config_differs_in_its_two_sizes_only():
     def flat(value, prefix=""):
         if not isinstance(value, dict):
             return {prefix.rstrip("."): value}
-        return {k: v for key, item in value.items() for k, v in flat(item, f"{prefix}{key}.").items()}
+        pairs = [flat(item, f"{prefix}{key}.") for key, item in value.items()]
+        return {key: item for pair in pairs for key, item in pair.items()}
 
     configs = [
         flat(json.loads(_jsonnet.evaluate_file(
