@@ -58,15 +58,17 @@ class SpanLabelScorer(torch.nn.Module):
         projected = self.hidden(fenceposts).reshape(-1, hidden_dim)
         fences = fenceposts.size(1)
         # W_1 g_j + b_1 - W_1 g_i, shape (num_spans, hidden_dim). The bias is added to the
-        # n + 1 fenceposts, and the subtraction and the ReLU work in place: each is a pass over
-        # a (num_spans, hidden_dim) tensor, the largest of the parser's span scoring.
+        # n + 1 fenceposts and the subtraction works in place: each is a pass over a
+        # (num_spans, hidden_dim) tensor, the largest of the parser's span scoring.
         hidden = (projected + self.hidden_bias).index_select(0, batch * fences + ends)
         hidden.sub_(projected.index_select(0, batch * fences + starts))
-        return self.output(self.dropout(torch.relu_(self.layer_norm(hidden))))
+        return self.score_hidden(hidden)
 
     def score_span_vectors(self, span_vectors: torch.Tensor) -> torch.Tensor:
         """The same scores from explicit span vectors `(..., input_dim)` (for checks)."""
         return self.score_hidden(self.hidden(span_vectors) + self.hidden_bias)
 
     def score_hidden(self, hidden: torch.Tensor) -> torch.Tensor:
-        return self.output(self.dropout(torch.relu(self.layer_norm(hidden))))
+        """The scores from `W_1 v(i, j) + b_1` (the ReLU in place, on the layer norm's own
+        output)."""
+        return self.output(self.dropout(torch.relu_(self.layer_norm(hidden))))

@@ -32,9 +32,9 @@ def _is_fast(tokenizer: PretrainedTransformerTokenizer) -> bool:
     return getattr(tokenizer.tokenizer, "is_fast", False)
 
 
-def word_piece_ids(tokenizer: PretrainedTransformerTokenizer, words: List[str]) -> Tuple[
-    List[int], Offsets
-]:
+def word_piece_ids(
+    tokenizer: PretrainedTransformerTokenizer, words: List[str]
+) -> Tuple[List[int], Offsets]:
     """The word piece ids of `words` (a fast tokenizer, one call) without special tokens, and
     each word's inclusive `(first, last)` piece, `None` for a word without pieces."""
     # One sequence per word: each word is split on its own, as in the per-word loop.

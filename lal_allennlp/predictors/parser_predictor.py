@@ -111,7 +111,7 @@ class ParserPredictor(CheckedPredictor):
                 result[key] = output[key]
         # No `sanitize`: the span parsers' human-readable output is plain Python already
         # (strings, and lists of them and of ints made by `tolist()`), and its element-by-element
-        # walk cost about 2 % of a parse (tests check the output equals its sanitized self).
+        # walk cost about 2 % of a parse (the predictor tests check every value's exact type).
         if explain:
             # Already plain lists of Python floats (`tolist()` in the model) too.
             for key in ("label_attention", "span_contributions", "explanation_note"):
