@@ -59,13 +59,15 @@ def embed_in_windows(
     return plan.unfold(window_embeddings)
 
 
-def needs_windows(embedder: PretrainedTransformerEmbedder, token_ids: torch.LongTensor) -> bool:
-    """Whether this patch encodes `token_ids` in windows: more word pieces than the transformer
-    has positions, and no folding (`max_length` unset)."""
+def window_limit(
+    embedder: PretrainedTransformerEmbedder, token_ids: torch.LongTensor
+) -> Optional[int]:
+    """The transformer's number of positions when this patch encodes `token_ids` in windows
+    (more word pieces than that, and no folding: `max_length` unset), else `None`."""
     if embedder._max_length is not None:
-        return False
+        return None
     limit = transformer_position_limit(embedder)
-    return limit is not None and token_ids.size(1) > limit
+    return limit if limit is not None and token_ids.size(1) > limit else None
 
 
 def _forward(
@@ -75,9 +77,8 @@ def _forward(
     type_ids: Optional[torch.LongTensor] = None,
     segment_concat_mask: Optional[torch.BoolTensor] = None,
 ) -> torch.Tensor:
-    if needs_windows(self, token_ids):
-        limit = transformer_position_limit(self)
-        assert limit is not None  # needs_windows found one
+    limit = window_limit(self, token_ids)
+    if limit is not None:
         return embed_in_windows(self, token_ids, mask, type_ids, limit)
     return original_forward(self, token_ids, mask, type_ids, segment_concat_mask)
 

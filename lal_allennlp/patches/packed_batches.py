@@ -29,7 +29,7 @@ def packs(
     """Whether this call of the embedder runs packed (see the module docstring)."""
     if torch.is_grad_enabled() or embedder.training or embedder._max_length is not None:
         return False
-    if token_ids.device.type != "cpu" or long_inputs.needs_windows(embedder, token_ids):
+    if token_ids.device.type != "cpu" or long_inputs.window_limit(embedder, token_ids) is not None:
         return False
     if bool(mask.all()) or (type_ids is not None and bool(type_ids.any())):
         return False
