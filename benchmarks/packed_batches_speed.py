@@ -33,18 +33,12 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=5)
     args = parser.parse_args()
 
+    from peers_worker import WARM_UP, _by_length, load_ours
+
+    predictor, sentences, inputs = load_ours(args.archive, args.gold)
     import torch
-    from allennlp.models.archival import load_archive
-    from allennlp.predictors import Predictor
 
-    import lal_allennlp  # noqa: F401  (registers the models, reader and predictor)
     from lal_allennlp.patches import packed_batches
-    from peers_worker import WARM_UP, _by_length, _read_gold
-
-    sentences = _read_gold(args.gold)
-    archive = load_archive(args.archive)
-    predictor = Predictor.from_archive(archive, "lal_parser")
-    inputs = [{"tokens": words, "tags": tags} for words, tags in sentences]
     batches = _by_length(sentences, args.batch_size)
     positions = [0, 0]  # word piece positions of the padded batches, and the real ones
 
@@ -64,7 +58,7 @@ def main() -> None:
                 trees[i] = output["tree"]
         return trees
 
-    embedder = archive.model.text_field_embedder
+    embedder = predictor._model.text_field_embedder
     embed = embedder.forward
     embedding = [0.0]
 

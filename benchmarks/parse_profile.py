@@ -75,22 +75,13 @@ def main() -> None:
     parser.add_argument("--passes", type=int, default=5)
     args = parser.parse_args()
 
+    from peers_worker import WARM_UP, _by_length, load_ours
+
+    predictor, sentences, inputs = load_ours(args.archive, args.gold, args.precision)
     import torch
     from allennlp.data import Batch
-    from allennlp.models.archival import load_archive
-    from allennlp.predictors import Predictor
 
-    import lal_allennlp  # noqa: F401  (registers the models, reader and predictor)
-    from lal_allennlp.models.span_parser_base import set_embedder_precision
-    from peers_worker import WARM_UP, _by_length, _read_gold
-
-    sentences = _read_gold(args.gold)
-    archive = load_archive(args.archive)
-    if args.precision:
-        set_embedder_precision(archive.model, args.precision, args.archive)
-    predictor = Predictor.from_archive(archive, "lal_parser")
-    model = archive.model
-    inputs = [{"tokens": words, "tags": tags} for words, tags in sentences]
+    model = predictor._model
 
     totals: Dict[str, float] = defaultdict(float)
     _timed(predictor, "_json_to_instance", "instances", totals)

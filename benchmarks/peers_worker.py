@@ -45,6 +45,28 @@ def _read_gold(path: str) -> List[Tuple[List[str], List[str]]]:
     return sentences
 
 
+def load_ours(
+    archive_path: str, gold_path: str, precision: Optional[str] = None
+) -> Tuple[object, List[Tuple[List[str], List[str]]], List[dict]]:
+    """This project's `lal_parser` predictor of a trained archive (its embedder in `precision`
+    when given), the gold sentences (`_read_gold`) and their JSON inputs (words and gold
+    tags): `(predictor, sentences, inputs)`. For the scripts that parse with our models."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import lal_allennlp  # noqa: F401  (registers the models, reader and predictor)
+    from allennlp.models.archival import load_archive
+    from allennlp.predictors import Predictor
+
+    from lal_allennlp.models.span_parser_base import set_embedder_precision
+
+    sentences = _read_gold(gold_path)
+    archive = load_archive(archive_path)
+    if precision:
+        set_embedder_precision(archive.model, precision, archive_path)
+    predictor = Predictor.from_archive(archive, "lal_parser")
+    inputs = [{"tokens": words, "tags": tags} for words, tags in sentences]
+    return predictor, sentences, inputs
+
+
 def _by_length(sentences: List, batch_size: int) -> List[List[int]]:
     """Batches of indices of sentences of similar length (all the parsers batch this way)."""
     order = sorted(range(len(sentences)), key=lambda i: len(sentences[i][0]))
@@ -113,21 +135,9 @@ def _flat(tree) -> str:  # type: ignore[no-untyped-def]
 
 
 def parse_ours(args: argparse.Namespace) -> None:
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    predictor, sentences, inputs = load_ours(args.archive, args.gold, args.precision)
     import torch
 
-    import lal_allennlp  # noqa: F401  (registers the models, reader and predictor)
-    from allennlp.models.archival import load_archive
-    from allennlp.predictors import Predictor
-
-    from lal_allennlp.models.span_parser_base import set_embedder_precision
-
-    sentences = _read_gold(args.gold)
-    archive = load_archive(args.archive)
-    if args.precision:
-        set_embedder_precision(archive.model, args.precision, args.archive)
-    predictor = Predictor.from_archive(archive, "lal_parser")
-    inputs = [{"tokens": words, "tags": tags} for words, tags in sentences]
     with torch.no_grad():
         predictor.predict_batch_json(inputs[:WARM_UP])
         trees = [""] * len(sentences)
