@@ -1161,24 +1161,29 @@ def _decode_batch(
 
 def workspace_bytes(max_len: int, dtype) -> int:
     """Bytes of one worker's workspace for sentences of at most ``max_len`` words: the S/E and X
-    charts, the transposed arcs, the label tables and the traceback stack."""
+    charts, the transposed arcs and the tiles' rows (:func:`_buffer_cells`), the label tables
+    and the traceback stack."""
     size = max_len + 1
     stride = _row_length(size)
     itemsize = np.dtype(dtype).itemsize
-    se_cells, x_cells = _chart_sizes(max_len)
-    charts = se_cells + _LANES + x_cells + _LANES  # S and E, X
-    charts += size * stride + _LANES + 2 * size * size  # the arcs, the label tables
-    charts += _TILE_ROWS * stride + _LANES  # the tiles' common maxima
+    charts = sum(_buffer_cells(max_len)) + 2 * size * size  # the buffers, the label tables
     tables = (size + 1) * 4 + size + size * stride // _LANES  # the stack, x_starts, S/E rows
     return charts * itemsize + tables * 8
 
 
-def _chart_sizes(max_len: int) -> Tuple[int, int]:
-    """Elements of the S/E chart and of X for a sentence of ``max_len`` words (the longest of a
-    batch: shorter ones use less of the same buffers)."""
+def _buffer_cells(max_len: int) -> Tuple[int, int, int, int]:
+    """Elements of each worker's aligned buffers for sentences of at most ``max_len`` words (the
+    longest of a batch: shorter ones use less of the same buffers): the S/E chart, X, the
+    transposed arcs and the tiles' common maxima, each with a vector of spare lanes at its end,
+    which the kernels read past the valid range."""
     size = max_len + 1
-    se_rows = np.empty(size * (_row_length(size) // _LANES), dtype=np.int64)
-    return _se_layout(max_len, se_rows), _x_layout(max_len, np.empty(size, dtype=np.int64))
+    stride = _row_length(size)
+    se_rows = np.empty(size * (stride // _LANES), dtype=np.int64)
+    se_cells = _se_layout(max_len, se_rows)
+    x_cells = _x_layout(max_len, np.empty(size, dtype=np.int64))
+    return tuple(  # type: ignore[return-value]
+        cells + _LANES for cells in (se_cells, x_cells, size * stride, _TILE_ROWS * stride)
+    )
 
 
 def _workspaces(max_len: int, dtype, num_workers: int) -> Tuple[np.ndarray, ...]:
@@ -1189,12 +1194,8 @@ def _workspaces(max_len: int, dtype, num_workers: int) -> Tuple[np.ndarray, ...]
     kernel for transparent huge pages on large arrays (``madvise``), so a chart of gigabytes is
     faulted in 2 MiB at a time instead of 4 KiB, and its random accesses miss the TLB less.
     """
-    size = max_len + 1
-    stride = _row_length(size)
-    se_cells, x_cells = _chart_sizes(max_len)
     return tuple(
-        _aligned_buffers(num_workers, cells + _LANES, dtype)
-        for cells in (se_cells, x_cells, size * stride, _TILE_ROWS * stride)
+        _aligned_buffers(num_workers, cells, dtype) for cells in _buffer_cells(max_len)
     )
 
 
