@@ -2,7 +2,7 @@
 import pytest
 from allennlp.data.tokenizers.pretrained_transformer_tokenizer import PretrainedTransformerTokenizer
 
-from lal_allennlp.patches.word_pieces import original_intra_word_tokenize
+from lal_allennlp.patches.word_pieces import original_intra_word_tokenize, word_piece_ids
 from lal_allennlp.syntax.trees import parse_trees
 from tests.conftest import SHARED_DATA, minilm_dir
 
@@ -35,6 +35,28 @@ def test_same_word_pieces_and_offsets_as_the_per_word_loop():
         assert [(t.text, t.text_id) for t in fast[0]] == [(t.text, t.text_id) for t in expected[0]]
         assert fast[1] == expected[1]
     assert tokenizer.intra_word_tokenize(["", " "])[1] == [None, None]
+
+
+@pytest.mark.parametrize("setting", ["truncation", "padding", "special tokens"])
+def test_backend_settings_do_not_change_the_word_pieces(setting):
+    """The backend tokenizer is called directly only when it has none of the settings that
+    transformers' wrapper resets before each call; otherwise the wrapper is called (and resets
+    them), so the pieces are those of the per-word loop either way."""
+    tokenizer = PretrainedTransformerTokenizer(minilm_dir())
+    backend = tokenizer.tokenizer.backend_tokenizer
+    words = ["Unaffordable", "[SEP]", "naïve", "a"]
+    expected = original_intra_word_tokenize(tokenizer, words)
+    if setting == "truncation":
+        backend.enable_truncation(max_length=1)
+    elif setting == "padding":
+        backend.enable_padding(length=5)
+    else:
+        backend.encode_special_tokens = True  # would split "[SEP]" into "[", "sep", "]"
+    ids, offsets = word_piece_ids(tokenizer, words)
+    assert ids == [t.text_id for t in expected[0]]
+    assert offsets == expected[1]
+    assert len(offsets[0]) == 2 and offsets[0][1] > offsets[0][0]  # several pieces, not cut
+    assert word_piece_ids(tokenizer, words) == (ids, offsets)  # now called directly
 
 
 @pytest.mark.skipif(not PTB_TREES.is_dir(), reason="../shared/data/ptb-sample is not here")
