@@ -22,6 +22,7 @@ Choices, applied everywhere:
   a few thousand words (usually a document without sentence breaks) would run for a very long
   time or exhaust memory instead of failing.
 """
+import re
 import unicodedata
 from typing import Any, List, Optional, Tuple
 
@@ -35,6 +36,11 @@ DEFAULT_MAX_WORDS = 1000
 # Control characters that are white space in text: tab, line feed, vertical tab, form feed,
 # carriage return.
 _WHITE_SPACE_CONTROLS = frozenset("\t\n\v\f\r")
+# Every character that a word or tag may not hold: white space (`str.isspace`, the same test
+# as the pattern's `\s`), control characters (category Cc) and lone surrogates (Cs). One search
+# over a whole request clears the usual clean one; only a request it flags is checked item by
+# item, for the message.
+_SUSPECT = re.compile("[\\s\x00-\x1f\x7f-\x9f\ud800-\udfff]")
 # A word that is one of these brackets is written as the Penn Treebank writes it.
 _BRACKET_WORDS = {
     "(": "-LRB-",
@@ -107,6 +113,11 @@ def escape_brackets(word: str) -> str:
     return _BRACKET_WORDS.get(word) or word.translate(_ROUND_BRACKETS)
 
 
+def _plainly_clean(strings: List[str]) -> bool:
+    """Whether no string is empty or holds a character `_SUSPECT` matches."""
+    return all(strings) and _SUSPECT.search("".join(strings)) is None
+
+
 def check_words(words: Any, what: str = '"tokens"') -> List[str]:
     """The words of a request, checked: a non-empty list of non-empty strings without white
     space, control characters or lone surrogates."""
@@ -114,6 +125,8 @@ def check_words(words: Any, what: str = '"tokens"') -> List[str]:
         raise InputError(f"{what} must be a list of strings, got {shorten(words)}")
     if not words:
         raise InputError(f"{what} is empty: give at least one word")
+    if _plainly_clean(words):
+        return words
     for number, word in enumerate(words, 1):
         if not word or any(character.isspace() for character in word):
             raise InputError(
@@ -135,6 +148,8 @@ def check_tags(tags: Any, num_words: int) -> Optional[List[str]]:
         raise InputError(
             f"Got {len(tags)} tags for {num_words} tokens; give one tag per token, or none."
         )
+    if _plainly_clean(tags):
+        return tags
     for number, tag in enumerate(tags, 1):
         if not tag or any(character.isspace() for character in tag):
             raise InputError(
