@@ -80,3 +80,27 @@ def test_sentence_boundaries_place_start_and_stop():
     assert torch.allclose(padded[0, 5], boundaries.stop)
     assert torch.equal(padded[1, 4:], torch.zeros(2, 3))
     assert new_mask.tolist() == [[True] * 6, [True] * 4 + [False] * 2]
+
+
+def test_span_hidden_is_exactly_the_difference_of_fencepost_rows_and_has_gradients():
+    """The span's first layer, W_1 g_j + b_1 - W_1 g_i, is the exact difference (the scorer
+    sums the two rows with weights 1 and -1), and training gets gradients through it."""
+    torch.manual_seed(0)
+    fenceposts = torch.randn(2, 6, 12, requires_grad=True)
+    batch, starts, ends = sentence_spans(torch.tensor([5, 3]), 5)
+    scorer = SpanLabelScorer(12, 10, 5)
+    seen = []
+    handle = scorer.layer_norm.register_forward_hook(lambda m, args, out: seen.append(args[0]))
+    scores = scorer(fenceposts, batch, starts, ends)
+    handle.remove()
+    projected = scorer.hidden(fenceposts)
+    expected = (projected + scorer.hidden_bias)[batch, ends] - projected[batch, starts]
+    assert torch.equal(seen[0], expected)
+    scores.sum().backward()
+    reference = fenceposts.detach().clone().requires_grad_(True)
+    projected = scorer.hidden(reference)
+    difference = (projected + scorer.hidden_bias)[batch, ends] - projected[batch, starts]
+    scorer.zero_grad()
+    scorer.score_hidden(difference).sum().backward()
+    assert torch.allclose(fenceposts.grad, reference.grad, atol=1e-6)
+    assert fenceposts.grad.abs().sum() > 0
