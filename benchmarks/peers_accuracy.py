@@ -47,7 +47,10 @@ What the script does:
    (``lal_allennlp.metrics.evalb.evalb_files``, COLLINS parameters) and with the C EVALB shipped
    with allennlp (compiled with gcc into ``--work-dir``). The summary lines of the two must be
    identical, or the script stops.
-5. Writes a Markdown table (``--table``) with the date, machine and the command.
+5. With ``--rounds R``, times each system's dev parse R - 1 more times, the systems taking
+   turns in fresh processes, and takes the median of the R rates (and each round's rate over
+   SuPar's): on a shared machine one system's only timing can fall in a slow spell.
+6. Writes a Markdown table (``--table``) with the date, machine and the command.
 
     python benchmarks/peers_accuracy.py --epochs 4 --systems supar allennlp-models \
         --table benchmarks/peers_accuracy.md
@@ -70,6 +73,7 @@ import platform
 import re
 import shlex
 import shutil
+import statistics
 import subprocess
 import sys
 import threading
@@ -303,7 +307,11 @@ def train_supar(data: Dict, args: argparse.Namespace, out_dir: str) -> Dict:
     return {"train_seconds": seconds, "epochs": args.epochs, "model": model, "seed": args.seed}
 
 
-def parse(system: str, model: str, data: Dict, args: argparse.Namespace, out_dir: str) -> Dict:
+def parse(
+    system: str, model: str, data: Dict, args: argparse.Namespace, out_dir: str, probe: bool = True
+) -> Dict:
+    """Parses dev with a trained model in a worker process (and the long-sentence probe, if
+    `probe`); returns its predictions' path, rate, peak memory and probe."""
     command, python = {
         "supar": ("parse-supar", args.supar_python),
         "allennlp-models": ("parse-allennlp-models", args.python),
@@ -315,7 +323,7 @@ def parse(system: str, model: str, data: Dict, args: argparse.Namespace, out_dir
     full += ["--repeats", str(args.repeats)]
     if command == "parse-ours" and args.precision:
         full += ["--precision", args.precision]
-    if args.probe:
+    if args.probe and probe:
         full += ["--probe"] + [str(length) for length in args.probe]
     _, peak_kib = run(full, log, environment(args.minilm_dir, **mkl_environment(system, args)))
     with open(log) as log_file:
@@ -328,6 +336,45 @@ def parse(system: str, model: str, data: Dict, args: argparse.Namespace, out_dir
         "probe": timing.get("probe") or [],
         "mkl": mkl_label(system, args),
     }
+
+
+def time_again(rows: List[Dict], data: Dict, args: argparse.Namespace) -> None:
+    """Rounds 2..``--rounds`` of the parse timing: each system's dev parse again, in a fresh
+    worker, the systems taking turns (so that a slow spell of a shared machine falls on all of
+    them, not on one system's only timing). Each row's ``sentences_per_s`` becomes the median
+    of its rounds; ``rates`` keeps them all, round by round."""
+    for row in rows:
+        row["rates"] = [row["sentences_per_s"]]
+    for round_number in range(2, args.rounds + 1):
+        for row in rows:
+            out_dir = os.path.join(args.work_dir, row["system"], f"round{round_number}")
+            os.makedirs(out_dir, exist_ok=True)
+            timed = parse(row["system"], row["model"], data, args, out_dir, probe=False)
+            row["rates"].append(timed["sentences_per_s"])
+    for row in rows:
+        row["sentences_per_s"] = statistics.median(row["rates"])
+
+
+def rate_ratios(rows: List[Dict]) -> List[str]:
+    """Lines with each system's parse rate over SuPar's, round by round (``time_again``)."""
+    reference = next((row for row in rows if row["system"] == "supar"), None)
+    if reference is None or len(reference.get("rates", [])) < 2:
+        return []
+    lines = ["Parse rate over SuPar's, round by round (systems taking turns in each round):", ""]
+    for row in rows:
+        if row is reference:
+            continue
+        ratios = [ours / theirs for ours, theirs in zip(row["rates"], reference["rates"])]
+        lines.append(
+            f"- {NAMES[row['system']]}: "
+            + ", ".join(f"{ratio:.2f}x" for ratio in ratios)
+            + f" (median {statistics.median(ratios):.2f}x; rates "
+            + ", ".join(f"{rate:.1f}" for rate in row["rates"])
+            + " against "
+            + ", ".join(f"{rate:.1f}" for rate in reference["rates"])
+            + " sentences/s)"
+        )
+    return lines + [""]
 
 
 def longest(probe: List[Dict]) -> str:
@@ -454,7 +501,13 @@ def format_table(rows: List[Dict], data: Dict, args: argparse.Namespace, command
         "'C EVALB' is allennlp's bundled evalb.c on the same files (its summary lines must "
         "equal ours). Parse: the whole dev set from gold tokens in a separate process, batches "
         f"of {args.batch_size} similar-length sentences, model loading excluded from sentences/s "
-        f"(the median of {args.repeats} passes over dev after a warm-up batch); "
+        f"(the median of {args.repeats} passes over dev after a warm-up batch"
+        + (
+            f"; then the median of {args.rounds} such rounds, the systems taking turns"
+            if args.rounds > 1
+            else ""
+        )
+        + "); "
         "peak RSS of that process (model loaded, all sentences parsed). Longest sentence: then "
         f"one sentence of each of {args.probe} words (dev words repeated) in the same process, "
         f"until one fails or the process's peak RSS passes {args.limit_mib:,.0f} MiB.",
@@ -476,6 +529,7 @@ def format_table(rows: List[Dict], data: Dict, args: argparse.Namespace, command
             f"| {longest(row['probe'])} |"
         )
     lines.append("")
+    lines += rate_ratios(rows)
     for row in rows:
         if row.get("reused"):
             lines.append(f"- {row['system']}: model and training time from `{row['reused']}`.")
@@ -515,6 +569,13 @@ def main() -> None:
         "numpy and pytorch seeds); default: each system's own (SuPar 1, allennlp 13370/1337/133)",
     )
     parser.add_argument("--repeats", type=int, default=3, help="timed parses of dev (median)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="time each system's dev parse this many times, in fresh processes, the systems "
+        "taking turns; the table shows the median and each round's rate over SuPar's",
+    )
     parser.add_argument(
         "--probe",
         type=int,
@@ -604,6 +665,8 @@ def main() -> None:
                 f"{system}: our EVALB and the C EVALB disagree on {scored['prediction']} "
                 f"(see {out_dir}/evalb.py.txt and evalb.c.txt)"
             )
+    if args.rounds > 1:
+        time_again(rows, data, args)
     table = format_table(rows, data, args, command)
     if args.table:
         with open(args.table, "w") as table_file:

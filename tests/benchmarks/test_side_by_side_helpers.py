@@ -243,6 +243,28 @@ def test_reused_run_reads_an_earlier_harness_row_or_an_allennlp_run(tmp_path):
     assert row["model"] == str(allennlp_run / "model.tar.gz")
 
 
+def test_rounds_take_turns_and_give_each_system_its_median_and_ratios(monkeypatch, tmp_path):
+    """Rounds 2..R parse every system again, in turn (no probe), and each row's rate becomes
+    the median of its rounds; the ratio lines divide round by round."""
+    rates = {"lal-joint": [100.0, 120.0, 110.0], "supar": [50.0, 80.0, 55.0]}
+    calls = []
+
+    def fake_parse(system, model, data, args, out_dir, probe=True):
+        calls.append((system, probe, Path(out_dir).name))
+        return {"sentences_per_s": rates[system][len([c for c in calls if c[0] == system])]}
+
+    monkeypatch.setattr(peers, "parse", fake_parse)
+    rows = [{"system": s, "model": s, "sentences_per_s": rates[s][0]} for s in rates]
+    args = type("Args", (), {"rounds": 3, "work_dir": str(tmp_path)})()
+    peers.time_again(rows, {}, args)
+    assert calls == [("lal-joint", False, "round2"), ("supar", False, "round2"),
+                     ("lal-joint", False, "round3"), ("supar", False, "round3")]
+    assert [row["sentences_per_s"] for row in rows] == [110.0, 55.0]
+    assert rows[0]["rates"] == [100.0, 120.0, 110.0]
+    lines = peers.rate_ratios(rows)
+    assert "2.00x, 1.50x, 2.00x (median 2.00x" in lines[2]
+
+
 class _FakeClock:
     """perf_counter that moves only when told to: pass k takes durations[k] seconds."""
 
