@@ -66,7 +66,9 @@ class SpanLabelScorer(torch.nn.Module):
         # once (selecting both rows, then subtracting, wrote three (num_spans, hidden_dim)
         # tensors: the largest passes of the parser's span scoring).
         table = torch.cat([projected + self.hidden_bias, projected])
-        rows = torch.stack([batch * fences + ends, batch * fences + starts + projected.size(0)], 1)
+        # each span's sentence's first row in `projected`
+        sentence_rows = batch * fences
+        rows = torch.stack([sentence_rows + ends, sentence_rows + starts + projected.size(0)], 1)
         signs = self._signs.to(table.dtype).expand(rows.size(0), 2)
         hidden = F.embedding_bag(rows, table, mode="sum", per_sample_weights=signs)
         return self.score_hidden(hidden)
