@@ -1115,12 +1115,13 @@ def _decode_batch(
 ):  # pragma: no cover - compiled code
     """Decode every sentence of the batch (workers parallel over sentences).
 
-    order: sentence ids longest first; worker w decodes order[w], order[w + num_workers], ...
+    order: the ids of the sentences to decode, longest first; worker w decodes order[w],
+    order[w + num_workers], ...
     workspaces: the S/E, X, transposed arc and tile buffers, (num_workers, ...) each
     (:func:`_workspaces`).
     """
     se_all, x_all, arc_all, tile_all = workspaces
-    batch_size = span_scores.shape[0]
+    count = order.shape[0]
     num_workers = se_all.shape[0]
     size = lengths[order[0]] + 1  # longest sentence + 1
     stride = _row_length_jit(size)
@@ -1134,7 +1135,7 @@ def _decode_batch(
         tile = tile_all[worker]
         lab_buf = np.empty(2 * size * size, dtype=span_scores.dtype)
         stack = np.empty((size + 1, 4), dtype=np.int64)
-        for t in range(worker, batch_size, num_workers):
+        for t in range(worker, count, num_workers):
             b = order[t]
             out_scores[b] = _decode_sentence(
                 span_scores[b],
@@ -1243,10 +1244,19 @@ def _workers_that_fit(max_len: int, dtype, num_workers: int) -> int:
     return int(max(1, min(num_workers, fit)))
 
 
+# Sentences of at most this many words are decoded 8 at a time, one per vector lane
+# (:mod:`~lal_allennlp.decoding.joint_span_lanes`), in groups of at least _LANE_MIN_GROUP; longer
+# ones, and the rest, one at a time. Both give the same bits; the limits are where the lanes
+# stop being faster (``benchmarks/README.md``).
+LANE_MAX_LEN = 64
+_LANE_MIN_GROUP = 4
+
+
 def joint_span_decode(
     span_scores: np.ndarray,
     arc_scores: np.ndarray,
     lengths: np.ndarray,
+    lanes: Optional[bool] = None,
 ) -> Tuple[List[np.ndarray], List[np.ndarray], np.ndarray]:
     """Decode the best joint-span tree (labelled binary tree + dependency heads) of every sentence.
 
@@ -1260,6 +1270,11 @@ def joint_span_decode(
         Column 0, the diagonal and rows/columns past lengths[b] are never read.
     lengths : ``np.ndarray``, int, shape (batch,)
         Sentence lengths in words, each in [1, max_len].
+    lanes : ``bool``, optional
+        How sentences of at most ``LANE_MAX_LEN`` words are decoded: ``None`` (default) 8 at a
+        time in vector lanes where at least 4 of them make a group, else one at a time; ``True``
+        always in lanes; ``False`` always one at a time. The results are the same; only the
+        speed differs.
 
     Returns
     -------
@@ -1302,16 +1317,39 @@ def joint_span_decode(
     if lengths.min() < 1 or lengths.max() > max_fence - 1:
         raise ValueError(f"lengths must be in [1, {max_fence - 1}], got {lengths}")
 
-    order = np.argsort(-lengths, kind="stable")  # longest first, dealt round-robin to workers
     max_len = int(lengths.max())
-    num_workers = _workers_that_fit(max_len, dtype, min(numba.get_num_threads(), batch_size))
     out_spans = np.zeros((batch_size, 2 * max_len - 1, 3), dtype=np.int64)
     out_heads = np.zeros((batch_size, max_len), dtype=np.int64)
     out_scores = np.empty(batch_size, dtype=np.float64)
-    workspaces = _workspaces(max_len, dtype, num_workers)
-    _decode_batch(
-        span_scores, arc_scores, lengths, order, workspaces, out_spans, out_heads, out_scores
-    )
+    alone = np.arange(batch_size)
+    if lanes is not False:
+        from lal_allennlp.decoding import joint_span_lanes  # it imports this module's kernels
+
+        short = alone[lengths <= LANE_MAX_LEN]
+        groups, sizes = joint_span_lanes.group_order(lengths, short)
+        if lanes is None:  # a group of few sentences costs more in lanes than one at a time
+            keep = sizes >= _LANE_MIN_GROUP
+            groups, sizes = groups[keep], sizes[keep]
+        if len(groups):
+            lane_len = int(lengths[groups[0, 0]])
+            workers = min(numba.get_num_threads(), len(groups))
+            joint_span_lanes.decode_groups(
+                span_scores, arc_scores, lengths, groups, sizes,
+                joint_span_lanes.workspaces(lane_len, dtype, workers),
+                out_spans, out_heads, out_scores,
+            )
+            grouped = np.zeros(batch_size, dtype=bool)
+            grouped[groups[groups >= 0]] = True
+            alone = alone[~grouped]
+    if len(alone):
+        # longest first, dealt round-robin to workers
+        order = alone[np.argsort(-lengths[alone], kind="stable")]
+        alone_len = int(lengths[order[0]])
+        num_workers = _workers_that_fit(alone_len, dtype, min(numba.get_num_threads(), len(order)))
+        workspaces = _workspaces(alone_len, dtype, num_workers)
+        _decode_batch(
+            span_scores, arc_scores, lengths, order, workspaces, out_spans, out_heads, out_scores
+        )
     spans = [out_spans[b, : 2 * n - 1] for b, n in enumerate(lengths.tolist())]
     heads = [out_heads[b, :n] for b, n in enumerate(lengths.tolist())]
     return spans, heads, out_scores

@@ -7,17 +7,27 @@ sentences.
 """
 
 import itertools
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import Dict, List, Tuple
 
 import numpy as np
 import pytest
 
-from lal_allennlp.decoding.joint_span import EMPTY, SUB_HEAD, joint_span_decode
+from lal_allennlp.decoding import joint_span_lanes
+from lal_allennlp.decoding.joint_span import (
+    EMPTY,
+    LANE_MAX_LEN,
+    SUB_HEAD,
+    joint_span_decode,
+)
 from tests.oracles.joint_span_n5 import joint_span_decode_n5
 from tests.oracles.joint_span_reference import joint_span_decode_reference
 
-DECODERS = [joint_span_decode, joint_span_decode_n5]  # the library's, and the authors' O(n^5)
+# The library's decoder, one sentence at a time and 8 sentences in vector lanes, and the authors'
+# O(n^5) recurrence.
+ALONE = partial(joint_span_decode, lanes=False)
+IN_LANES = partial(joint_span_decode, lanes=True)
+DECODERS = [ALONE, IN_LANES, joint_span_decode_n5]
 # An internal node of a joint structure: span (i, j), split k, head h, dependent child's head d.
 Node = Tuple[int, int, int, int, int]
 
@@ -162,8 +172,9 @@ def _assert_same(result_a, result_b) -> None:
 def _decode_all(span_scores, arc_scores, lengths):
     """O(n^4), O(n^5) and reference results for a batch; asserts that all three are identical."""
     lengths = np.asarray(lengths)
-    fast = joint_span_decode(span_scores, arc_scores, lengths)
+    fast = ALONE(span_scores, arc_scores, lengths)
     _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, lengths))
+    _assert_same(fast, IN_LANES(span_scores, arc_scores, lengths))
     reference = [
         joint_span_decode_reference(
             span_scores[b, : n + 1, : n + 1], arc_scores[b, : n + 1, : n + 1]
@@ -218,7 +229,8 @@ def test_brute_force_every_labelling(n: int) -> None:
 
 @pytest.mark.parametrize("integer", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fast_equals_n5_on_thousands_of_charts(dtype, integer: bool) -> None:
+@pytest.mark.parametrize("lanes", [False, True])
+def test_fast_equals_n5_on_thousands_of_charts(dtype, integer: bool, lanes: bool) -> None:
     """~1000 sentences per case; the reference too on the first sentences of each batch."""
     rng = np.random.default_rng(40 + 2 * integer + (dtype == np.float64))
     count = 0
@@ -226,7 +238,7 @@ def test_fast_equals_n5_on_thousands_of_charts(dtype, integer: bool) -> None:
         lengths = rng.integers(1, 15, 64).tolist()
         num_labels = int(rng.integers(3, 9))
         span_scores, arc_scores = _random_batch(rng, lengths, num_labels, dtype, integer)
-        fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
+        fast = joint_span_decode(span_scores, arc_scores, np.array(lengths), lanes=lanes)
         _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, np.array(lengths)))
         for b, n in enumerate(lengths[:4]):
             ref = joint_span_decode_reference(
@@ -244,7 +256,8 @@ def test_fast_equals_n5_on_thousands_of_charts(dtype, integer: bool) -> None:
 
 @pytest.mark.parametrize("integer", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fast_equals_n5_vector_labels_and_blocks(dtype, integer: bool) -> None:
+@pytest.mark.parametrize("lanes", [False, True])
+def test_fast_equals_n5_vector_labels_and_blocks(dtype, integer: bool, lanes: bool) -> None:
     """704 sentences per case of up to 26 words (several blocks of 4 starts per end, head chunks
     of up to 4 x 8 lanes) with 10 or more labels, so that the label maxima take the 8-lane row
     kernel (including a last chunk that overlaps the one before it)."""
@@ -256,7 +269,7 @@ def test_fast_equals_n5_vector_labels_and_blocks(dtype, integer: bool) -> None:
             span_scores, arc_scores = _random_batch(rng, lengths, num_labels, dtype, integer)
             if integer:  # ties between the best label and labels 0, 1 and the last ones too
                 span_scores[..., -1] = span_scores[..., 2]
-            fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
+            fast = joint_span_decode(span_scores, arc_scores, np.array(lengths), lanes=lanes)
             n5 = joint_span_decode_n5(span_scores, arc_scores, np.array(lengths))
             _assert_same(fast, n5)
             for b, n in [(b, n) for b, n in enumerate(lengths) if n <= 14][:2]:
@@ -272,11 +285,12 @@ def test_fast_equals_n5_vector_labels_and_blocks(dtype, integer: bool) -> None:
     assert count == 704
 
 
-def test_longer_sentences_and_many_labels() -> None:
+@pytest.mark.parametrize("lanes", [False, True])
+def test_longer_sentences_and_many_labels(lanes: bool) -> None:
     rng = np.random.default_rng(50)
     lengths = [60, 33, 1, 47]
     span_scores, arc_scores = _random_batch(rng, lengths, 112, np.float32)
-    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
+    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths), lanes=lanes)
     _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, np.array(lengths)))
     for b, n in enumerate(lengths):
         _check_joint_tree(fast[0][b], fast[1][b], n, 112)
@@ -366,18 +380,57 @@ def test_all_equal_scores_follow_the_tie_rule() -> None:
         assert scores[0] == 0.0
 
 
+@pytest.mark.parametrize("lanes", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_longer_sentences_with_ties(dtype) -> None:
+def test_longer_sentences_with_ties(dtype, lanes: bool) -> None:
     """Sentences of 33 to 48 words with small integer scores (many exact ties): spans and
     outside head ranges of up to 6 chunks of 8 heads; the trees must equal the O(n^5)
     recurrence's, ties included."""
     rng = np.random.default_rng(80 + (dtype == np.float64))
     lengths = rng.integers(33, 49, 6).tolist()
     span_scores, arc_scores = _random_batch(rng, lengths, 12, dtype, integer=True)
-    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
+    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths), lanes=lanes)
     _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, np.array(lengths)))
     for b, n in enumerate(lengths):
         _check_joint_tree(fast[0][b], fast[1][b], n, 12)
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_lane_groups_of_mixed_lengths_and_sizes(integer: bool, monkeypatch) -> None:
+    """Groups that pad sentences of 1 to LANE_MAX_LEN words to their longest, partial groups,
+    and sentences just above the limit, which go one at a time: every tree and score equals the
+    one-at-a-time decoder's, in the default dispatch and with every short sentence in lanes."""
+    decoded_in_lanes: List[int] = []
+    decode_groups = joint_span_lanes.decode_groups
+
+    def counting(span_scores, arc_scores, lengths, groups, sizes, *rest):
+        decoded_in_lanes.extend(sizes.tolist())
+        return decode_groups(span_scores, arc_scores, lengths, groups, sizes, *rest)
+
+    monkeypatch.setattr(joint_span_lanes, "decode_groups", counting)
+    rng = np.random.default_rng(90 + integer)
+    lengths = [LANE_MAX_LEN + 1, LANE_MAX_LEN + 3, LANE_MAX_LEN] + rng.integers(
+        1, LANE_MAX_LEN + 1, 24
+    ).tolist()
+    span_scores, arc_scores = _random_batch(rng, lengths, 9, np.float32, integer)
+    alone = ALONE(span_scores, arc_scores, np.array(lengths))
+    for sizes in ([27], [8, 8, 8, 3], [5, 22]):  # 4 groups of 4 or more; a group of 3; ...
+        starts = np.cumsum([0] + sizes)
+        for lanes in (None, True):
+            parts = [
+                joint_span_decode(span_scores[a:b], arc_scores[a:b], np.array(lengths[a:b]), lanes)
+                for a, b in zip(starts[:-1], starts[1:])
+            ]
+            joined = tuple(sum((list(part[m]) for part in parts), []) for m in range(2))
+            _assert_same(alone, joined + (np.concatenate([part[2] for part in parts]),))
+    # The 25 short sentences of each part in groups of 8 and a last smaller one, which
+    # lanes=None leaves to the one-at-a-time decoder when it has fewer than 4 (the first 2
+    # sentences are too long for lanes). Per part size, lanes=None then lanes=True:
+    assert decoded_in_lanes == (
+        [8, 8, 8] + [8, 8, 8, 1]  # one part of 27
+        + [6, 8, 8] + [6, 8, 8, 3]  # parts of 8, 8, 8 and 3
+        + [8, 8, 6] + [3, 8, 8, 6]  # parts of 5 and 22
+    )
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 23, 40])

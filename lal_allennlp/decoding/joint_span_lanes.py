@@ -1,0 +1,546 @@
+"""The joint span decoder for short sentences: eight sentences at a time, one in each vector lane.
+
+Same recurrence, same results bit for bit, as :mod:`lal_allennlp.decoding.joint_span` (whose
+docstring defines the charts ``S``, ``E``, ``X``, the tie rules and the arithmetic); only the
+layout and the loops differ. That decoder puts 8 *heads* of one sentence in a vector; here a
+vector holds one chart cell of 8 *sentences* (a group, padded to its longest sentence).
+
+Why: on short sentences most loops of the one-sentence layout are short and many of their lanes
+are wasted. A span of m words has m heads, so for m < 8 most of a chunk of 8 heads is computed
+and thrown away, and the chunks that straddle a span's own heads are masked. With sentences in
+the lanes every lane does work the recurrence needs (a padded sentence's lanes excepted), and
+every loop of a span has the same trip count for all its heads. The price is a workspace 8 times
+larger per call, which leaves the caches sooner: ``joint_span_decode`` uses this layout for
+groups of short sentences only (``benchmarks/README.md`` has the crossover).
+
+Layout of a group whose longest sentence has n words (fenceposts 0..n, N = n + 1); every cell
+is 8 lanes, one per sentence, and consecutive cells are consecutive vectors:
+
+* ``S[i][h][k]`` for h, k in (i, n]: ``multi[i, k, h]`` (h <= k) or ``DL[i, k, h]`` (h > k);
+* ``E[j][h][k]`` for h in [1, j], k in [0, j): ``DR[k, j, h]`` (h <= k) or ``multi[k, j, h]``;
+* ``X[i, j][d]`` for d in (i, j]: the value of (i, j, d) as a dependent;
+* the label tables ``one[i, j]``, ``multi[i, j]`` and the arcs ``arc[h][d]``, by lanes.
+
+So the split maximum of span (i, j) and head h reads two contiguous runs, ``S[i][h][i+1..j-1]``
+and ``E[j][h][i+1..j-1]``; the outside attachment of span (i, j) to head h reads ``X[i, j][.]``
+and ``arc[h][i+1..j]``, also contiguous. Spans are filled in blocks of 16 ends; within a block,
+for a start far enough below it, 4 consecutive ends share the split points below the first
+of them, and each ``S`` run is loaded once for the 4 (:func:`_split_tile`). Every span then
+adds its own split points and writes its values (:func:`_split_heads`).
+
+Lanes of a sentence shorter than n hold values computed from zero scores for spans past its
+end. No cell of the sentence's own tree reads them: a span (i, j) only reads cells of spans
+inside it and arcs between its words and heads in the sentence.
+"""
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from lal_allennlp.decoding.joint_span import (
+    _ROLE_DEP,
+    _ROLE_HEAD,
+    _ROLE_ROOT,
+    EMPTY,
+    _first_label,
+    _node_label,
+    _VectorCode,
+    _aligned_buffers,
+    _check_flat_arrays,
+    _push,
+)
+from lal_allennlp.decoding.kernels import FASTMATH, maxnum, segment_max
+
+LANES = 8  # sentences per group: one 8-lane vector of float32 (two of float64)
+_GROUP_HEADS = 4  # heads per loop of :func:`_split_heads` and :func:`_attach_heads`
+_TILE_ENDS = 4  # ends per :func:`_split_tile`
+_TILE_MIN_SPLITS = 4  # tiles only where the 4 ends share at least this many split points
+_END_BLOCK = 16  # spans are filled in blocks of this many ends
+
+
+# ----------------------------------------------------------------------------------------------
+# Vector kernels (8 lanes = 8 sentences). Offsets are in elements of the flat arrays.
+# ----------------------------------------------------------------------------------------------
+
+
+def _split_heads_codegen(heads: int, seeded: bool):
+    """Code of :func:`_split_heads`: ``heads`` heads in one loop, one accumulator each."""
+
+    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
+        (x_v, x_off, se_v, s_off, s_step, e_off, e_step, lab_v, one_off, multi_off,
+         a_off, a_step, b_off, b_step, count, seed_v, seed_off) = args
+        x_t, se_t, lab_t, seed_t = (signature.args[m] for m in (0, 2, 7, 15))
+        code = _VectorCode(context, builder, x_t.dtype)
+
+        def const(value):
+            return ir.Constant(count.type, value)
+
+        a_offs = [builder.add(a_off, builder.mul(const(m), a_step)) for m in range(heads)]
+        b_offs = [builder.add(b_off, builder.mul(const(m), b_step)) for m in range(heads)]
+
+        def terms(r):
+            shift = builder.mul(r, const(LANES))
+            return [
+                builder.fadd(
+                    code.load(se_t, se_v, builder.add(a, shift)),
+                    code.load(se_t, se_v, builder.add(b, shift)),
+                )
+                for a, b in zip(a_offs, b_offs)
+            ]
+
+        if seeded:
+            accs = [
+                cgutils.alloca_once_value(
+                    builder, code.load(seed_t, seed_v, builder.add(seed_off, const(LANES * m)))
+                )
+                for m in range(heads)
+            ]
+            with cgutils.for_range(builder, count) as loop:
+                for acc, value in zip(accs, terms(loop.index)):
+                    builder.store(code.max(builder.load(acc), value), acc)
+        else:
+            accs = code.max_over(terms, count)
+        one = code.load(lab_t, lab_v, one_off)
+        multi = code.load(lab_t, lab_v, multi_off)
+        for m, acc in enumerate(accs):
+            raw = builder.load(acc)
+            code.store(x_t, x_v, builder.add(x_off, const(LANES * m)), builder.fadd(raw, one))
+            value = builder.fadd(raw, multi)
+            code.store(se_t, se_v, builder.add(s_off, builder.mul(const(m), s_step)), value)
+            code.store(se_t, se_v, builder.add(e_off, builder.mul(const(m), e_step)), value)
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _split_heads_kernel(heads: int, seeded: bool):
+    @intrinsic
+    def kernel(
+        typingctx, x, x_off, se, s_off, s_step, e_off, e_step, lab, one_off, multi_off,
+        a_off, a_step, b_off, b_step, count, seed, seed_off,
+    ):
+        if not _check_flat_arrays(x, se, lab, seed):
+            return None
+        intp = types.intp
+        sig = types.void(
+            x, intp, se, intp, intp, intp, intp, lab, intp, intp,
+            intp, intp, intp, intp, intp, seed, intp,
+        )
+        return sig, _split_heads_codegen(heads, seeded)
+
+    return kernel
+
+
+_split_4 = _split_heads_kernel(_GROUP_HEADS, seeded=False)
+_split_1 = _split_heads_kernel(1, seeded=False)
+_split_4_seeded = _split_heads_kernel(_GROUP_HEADS, seeded=True)
+_split_1_seeded = _split_heads_kernel(1, seeded=True)
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _split_heads(
+    seeded, heads, x, x_off, se, s_off, s_step, e_off, e_step, lab, one_off, multi_off,
+    a_off, a_step, b_off, b_step, count, seed, seed_off,
+):  # pragma: no cover - compiled code
+    """The split maxima of ``heads`` consecutive heads of one span, and their values::
+
+        raw_m = max(seed[seed_off + 8 m] if seeded, max_{r < count} S_m[r] + E_m[r])
+        S_m[r] = se[a_off + m a_step + 8 r], E_m[r] = se[b_off + m b_step + 8 r]
+        x[x_off + 8 m] = raw_m + one;  se[s_off + m s_step] = se[e_off + m e_step] = raw_m + multi
+
+    (one, multi: the span's label tables at ``lab[one_off]``, ``lab[multi_off]``; every term a
+    vector of 8 sentences; count >= 1 unless seeded). Heads go 4 to a loop.
+    """
+    m = 0
+    while m < heads:
+        if heads - m >= _GROUP_HEADS:
+            kernel_4 = _split_4_seeded if seeded else _split_4
+            kernel_4(
+                x, x_off + LANES * m, se, s_off + m * s_step, s_step, e_off + m * e_step, e_step,
+                lab, one_off, multi_off, a_off + m * a_step, a_step, b_off + m * b_step, b_step,
+                count, seed, seed_off + LANES * m,
+            )
+            m += _GROUP_HEADS
+        else:
+            kernel_1 = _split_1_seeded if seeded else _split_1
+            kernel_1(
+                x, x_off + LANES * m, se, s_off + m * s_step, s_step, e_off + m * e_step, e_step,
+                lab, one_off, multi_off, a_off + m * a_step, a_step, b_off + m * b_step, b_step,
+                count, seed, seed_off + LANES * m,
+            )
+            m += 1
+
+
+@intrinsic
+def _split_tile(typingctx, t, t_off, t_step, se, a_off, b0, b1, b2, b3, count):
+    """The split points that 4 spans (i, j), ..., (i, j + 3) share, for one head::
+
+        t[t_off + q t_step] = max_{r < count} se[a_off + 8 r] + se[b_q + 8 r]   (q < 4)
+
+    (a: the head's S run of start i, b_q: its E run of end j + q; count >= 1). Each S vector is
+    loaded once for the 4 ends.
+    """
+    if not _check_flat_arrays(t, se):
+        return None
+    intp = types.intp
+    sig = types.void(t, intp, intp, se, intp, intp, intp, intp, intp, intp)
+
+    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
+        t_v, t_off_v, t_step_v, se_v, a_off_v = args[:5]
+        b_offs, count_v = args[5:9], args[9]
+        t_t, se_t = signature.args[0], signature.args[3]
+        code = _VectorCode(context, builder, t_t.dtype)
+        step = ir.Constant(count_v.type, LANES)
+
+        def terms(r):
+            shift = builder.mul(r, step)
+            a = code.load(se_t, se_v, builder.add(a_off_v, shift))
+            return [builder.fadd(a, code.load(se_t, se_v, builder.add(b, shift))) for b in b_offs]
+
+        for q, acc in enumerate(code.max_over(terms, count_v)):
+            target = builder.add(t_off_v, builder.mul(ir.Constant(t_off_v.type, q), t_step_v))
+            code.store(t_t, t_v, target, builder.load(acc))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+def _attach_codegen(heads: int):
+    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
+        dst_v, dst_off, dst_step, x_v, x_off, arc_v, arc_off, arc_step, count = args
+        dst_t, x_t, arc_t = signature.args[0], signature.args[3], signature.args[5]
+        code = _VectorCode(context, builder, dst_t.dtype)
+
+        def const(value):
+            return ir.Constant(count.type, value)
+
+        arc_offs = [builder.add(arc_off, builder.mul(const(m), arc_step)) for m in range(heads)]
+
+        def terms(r):
+            shift = builder.mul(r, const(LANES))
+            dependent = code.load(x_t, x_v, builder.add(x_off, shift))
+            return [
+                builder.fadd(dependent, code.load(arc_t, arc_v, builder.add(a, shift)))
+                for a in arc_offs
+            ]
+
+        for m, acc in enumerate(code.max_over(terms, count)):
+            target = builder.add(dst_off, builder.mul(const(m), dst_step))
+            code.store(dst_t, dst_v, target, builder.load(acc))
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _attach_kernel(heads: int):
+    @intrinsic
+    def kernel(typingctx, dst, dst_off, dst_step, x, x_off, arc, arc_off, arc_step, count):
+        if not _check_flat_arrays(dst, x, arc):
+            return None
+        intp = types.intp
+        sig = types.void(dst, intp, intp, x, intp, arc, intp, intp, intp)
+        return sig, _attach_codegen(heads)
+
+    return kernel
+
+
+_attach_4 = _attach_kernel(_GROUP_HEADS)
+_attach_1 = _attach_kernel(1)
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _attach_heads(
+    heads, dst, dst_off, dst_step, x, x_off, arc, arc_off, arc_step, count
+):  # pragma: no cover - compiled code
+    """Outside attachments of one span to ``heads`` consecutive heads::
+
+        dst[dst_off + m dst_step] = max_{r < count} x[x_off + 8 r] + arc[arc_off + m arc_step + 8 r]
+
+    (x: the span's X row, its dependents d; arc: head m's row of arcs at those d; count >= 1).
+    Each X vector is loaded once for 4 heads.
+    """
+    m = 0
+    while m < heads:
+        if heads - m >= _GROUP_HEADS:
+            _attach_4(dst, dst_off + m * dst_step, dst_step, x, x_off, arc,
+                      arc_off + m * arc_step, arc_step, count)
+            m += _GROUP_HEADS
+        else:
+            _attach_1(dst, dst_off + m * dst_step, dst_step, x, x_off, arc,
+                      arc_off + m * arc_step, arc_step, count)
+            m += 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Layout, inputs by lanes, the fill.
+# ----------------------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def _layout(n, s_off, e_off, x_off):  # pragma: no cover - compiled code
+    """Offsets of the S blocks (by start), the E blocks (by end), both in one buffer, and of the
+    X rows (by span, ``x_off[i * (n + 1) + j]``); returns the cells of both buffers."""
+    size = n + 1
+    cells = 0
+    for i in range(size):
+        s_off[i] = cells
+        cells += (n - i) * (n - i) * LANES
+    for j in range(size):
+        e_off[j] = cells
+        cells += j * j * LANES
+    se_cells = cells
+    cells = 0
+    for i in range(size):
+        for j in range(i + 1, size):
+            x_off[i * size + j] = cells
+            cells += (j - i) * LANES
+    return se_cells, cells
+
+
+def buffer_cells(n: int):
+    """Elements of the S/E buffer and of X for a group of sentences of at most n words."""
+    size = n + 1
+    se = sum((n - i) ** 2 for i in range(size)) + sum(j * j for j in range(size))
+    x = sum(j - i for i in range(size) for j in range(i + 1, size))
+    return (se + 1) * LANES, (x + 1) * LANES
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _load_group(span_scores, arc_scores, lengths, members, n, lab, arc):  # pragma: no cover
+    """Label tables and arcs of the group's sentences into their lanes; zeros in the lanes of
+    spans and arcs outside a sentence (and in unused lanes), which are never read back."""
+    size = n + 1
+    half = size * size * LANES  # lab: one-label table, then multi-label table
+    lab[: 2 * half] = 0
+    arc[: half] = 0
+    for lane in range(members.shape[0]):
+        b = members[lane]
+        m = lengths[b]
+        sent = span_scores[b]
+        for i in range(m):
+            for j in range(i + 1, m + 1):
+                row = sent[i, j]
+                best = segment_max(row[_first_label(i, j, m) :])
+                cell = (i * size + j) * LANES + lane
+                lab[cell] = best
+                lab[half + cell] = maxnum(row[EMPTY], best)
+        scores = arc_scores[b]
+        for h in range(1, m + 1):
+            for d in range(1, m + 1):
+                arc[(h * size + d) * LANES + lane] = scores[h, d]
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _finish_span(
+    i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, tile_off, seeded_heads, first_split
+):  # pragma: no cover - compiled code
+    """Values of span (i, j) for all its heads, then its outside attachments (DL, DR).
+
+    The first ``seeded_heads`` heads start from the tile's maxima over k < first_split
+    (``tile[tile_off + 8 m]``) and add k in [first_split, j); the others take all of (i, j).
+    """
+    size = n + 1
+    w = j - i
+    one_off = (i * size + j) * LANES
+    multi_off = size * size * LANES + one_off
+    x_row = x_off[i * size + j]
+    s_row = s_off[i]
+    e_row = e_off[j]
+    s_step = (n - i) * LANES  # from head h to h + 1 in S[i]
+    e_step = j * LANES  # from head h to h + 1 in E[j]
+    s_here = s_row + (j - i - 1) * LANES  # S[i][i + 1][j]
+    e_here = e_row + (i * j + i) * LANES  # E[j][i + 1][i]
+    if w == 1:  # a single word: one = one_label, multi = X = multi_label
+        for u in range(LANES):
+            value = lab[multi_off + u]
+            x[x_row + u] = value
+            se[s_here + u] = value
+            se[e_here + u] = value
+    else:
+        sh = seeded_heads
+        _split_heads(
+            True, sh, x, x_row, se, s_here, s_step, e_here, e_step, lab, one_off, multi_off,
+            s_row + (first_split - i - 1) * LANES, s_step, e_row + (i * j + first_split) * LANES,
+            e_step, j - first_split, tile, tile_off,
+        )
+        _split_heads(
+            False, w - sh, x, x_row + sh * LANES, se, s_here + sh * s_step, s_step,
+            e_here + sh * e_step, e_step, lab, one_off, multi_off, s_row + sh * s_step, s_step,
+            e_row + ((i + sh) * j + i + 1) * LANES, e_step, w - 1, tile, 0,
+        )
+    arc_step = size * LANES
+    if j < n:  # DL[i, j, h] for h in (j, n], into S[i][h][j]
+        _attach_heads(
+            n - j, se, s_here + w * s_step, s_step, x, x_row, arc,
+            ((j + 1) * size + i + 1) * LANES, arc_step, w,
+        )
+    if i > 0:  # DR[i, j, h] for h in [1, i], into E[j][h][i]
+        _attach_heads(
+            i, se, e_row + i * LANES, e_step, x, x_row, arc, (size + i + 1) * LANES, arc_step, w
+        )
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _fill(n, lab, arc, se, x, s_off, e_off, x_off, tile):  # pragma: no cover - compiled code
+    """Every span's values, in blocks of ends; 4 ends at a time share their common split points
+    where there are enough of them (tile: (4, n + 1) vectors)."""
+    tile_step = (n + 1) * LANES
+    for j0 in range(1, n + 1, _END_BLOCK):
+        j1 = min(j0 + _END_BLOCK, n + 1)
+        for i in range(j1 - 2, -1, -1):
+            j = max(j0, i + 1)
+            while j < j1:
+                if j + _TILE_ENDS <= j1 and j - i - 1 >= _TILE_MIN_SPLITS:
+                    # heads (i, j] and splits (i, j) are common to (i, j), ..., (i, j + 3)
+                    for m in range(j - i):
+                        h = i + 1 + m
+                        _split_tile(
+                            tile, m * LANES, tile_step, se,
+                            s_off[i] + (h - i - 1) * (n - i) * LANES,
+                            e_off[j] + ((h - 1) * j + i + 1) * LANES,
+                            e_off[j + 1] + ((h - 1) * (j + 1) + i + 1) * LANES,
+                            e_off[j + 2] + ((h - 1) * (j + 2) + i + 1) * LANES,
+                            e_off[j + 3] + ((h - 1) * (j + 3) + i + 1) * LANES,
+                            j - i - 1,
+                        )
+                    for q in range(_TILE_ENDS):
+                        _finish_span(
+                            i, j + q, n, lab, arc, se, x, s_off, e_off, x_off, tile,
+                            q * tile_step, j - i, j,
+                        )
+                    j += _TILE_ENDS
+                else:
+                    _finish_span(i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, 0, 0, i + 1)
+                    j += 1
+
+
+# ----------------------------------------------------------------------------------------------
+# Root and traceback, one sentence (lane) at a time.
+# ----------------------------------------------------------------------------------------------
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def _trace_lane(
+    lane, m, n, sent, arc_scores, lab, se, x, s_off, e_off, x_off, stack, out_spans, out_heads
+):  # pragma: no cover - compiled code
+    """Root, score and tree of the sentence in ``lane`` (m words), as
+    :func:`~lal_allennlp.decoding.joint_span._trace_back` recovers them (same tie rules)."""
+    size = n + 1
+    one_root = lab[(0 * size + m) * LANES + lane]
+    row_root = x_off[m] + lane  # X[0, m][h] = row_root + 8 (h - 1)
+    root = 1
+    score = (one_root if m == 1 else x[row_root]) + arc_scores[0, 1]
+    for h in range(2, m + 1):
+        value = x[row_root + (h - 1) * LANES] + arc_scores[0, h]
+        if value > score:  # strict: smallest h among ties
+            score = value
+            root = h
+    out_heads[root - 1] = 0
+    _push(stack, 0, 0, m, root, _ROLE_ROOT)
+    top = 1
+    pos = 0
+    while top > 0:
+        top -= 1
+        i = stack[top, 0]
+        j = stack[top, 1]
+        h = stack[top, 2]
+        role = stack[top, 3]
+        use_one = role == _ROLE_ROOT or (role == _ROLE_DEP and j - i > 1)
+        out_spans[pos, 0] = i
+        out_spans[pos, 1] = j
+        one_value = lab[(i * size + j) * LANES + lane]
+        out_spans[pos, 2] = _node_label(sent[i, j], _first_label(i, j, m), one_value, use_one)
+        pos += 1
+        if j - i == 1:
+            continue
+        s_run = s_off[i] + (h - i - 1) * (n - i) * LANES + lane  # S[i][h][k] at + 8 (k - i - 1)
+        e_run = e_off[j] + (h - 1) * j * LANES + lane  # E[j][h][k] at + 8 k
+        raw = se[s_run] + se[e_run + (i + 1) * LANES]
+        for k in range(i + 2, j):
+            raw = maxnum(raw, se[s_run + (k - i - 1) * LANES] + se[e_run + k * LANES])
+        k = i + 1
+        while k < j - 1 and se[s_run + (k - i - 1) * LANES] + se[e_run + k * LANES] != raw:
+            k += 1
+        if h > k:  # head right: dependent (i, k) with head d in (i, k]
+            head_value = se[e_run + k * LANES]  # multi[k, j, h]
+            dep_row = x_off[i * size + k] + lane
+            d = i + 1
+            while d < k and (x[dep_row + (d - i - 1) * LANES] + arc_scores[h, d]) + head_value != raw:
+                d += 1
+            _push(stack, top, k, j, h, _ROLE_HEAD)
+            _push(stack, top + 1, i, k, d, _ROLE_DEP)
+        else:  # head left: dependent (k, j) with head d in (k, j]
+            head_value = se[s_run + (k - i - 1) * LANES]  # multi[i, k, h]
+            dep_row = x_off[k * size + j] + lane
+            d = k + 1
+            while d < j and (x[dep_row + (d - k - 1) * LANES] + arc_scores[h, d]) + head_value != raw:
+                d += 1
+            _push(stack, top, k, j, d, _ROLE_DEP)
+            _push(stack, top + 1, i, k, h, _ROLE_HEAD)
+        out_heads[d - 1] = h
+        top += 2
+    return score
+
+
+@njit(cache=True, parallel=True, fastmath=FASTMATH)
+def decode_groups(
+    span_scores, arc_scores, lengths, groups, group_sizes, workspaces, out_spans, out_heads,
+    out_scores,
+):  # pragma: no cover - compiled code
+    """Decode groups of up to 8 sentences (``groups[g, :group_sizes[g]]``, longest first, the
+    groups longest first); workers parallel over groups, each with its own workspace
+    (se, x, lab, arc, tile: (workers, ...) arrays sized for the longest sentence)."""
+    se_all, x_all, lab_all, arc_all, tile_all = workspaces
+    num_workers = se_all.shape[0]
+    num_groups = groups.shape[0]
+    size = lengths[groups[0, 0]] + 1
+    for worker in prange(num_workers):
+        s_off = np.empty(size, np.int64)
+        e_off = np.empty(size, np.int64)
+        x_off = np.empty(size * size, np.int64)
+        stack = np.empty((size + 1, 4), np.int64)
+        for g in range(worker, num_groups, num_workers):
+            members = groups[g, : group_sizes[g]]
+            n = lengths[members[0]]
+            lab, arc = lab_all[worker], arc_all[worker]
+            se, x, tile = se_all[worker], x_all[worker], tile_all[worker]
+            _layout(n, s_off, e_off, x_off)
+            _load_group(span_scores, arc_scores, lengths, members, n, lab, arc)
+            _fill(n, lab, arc, se, x, s_off, e_off, x_off, tile)
+            for lane in range(members.shape[0]):
+                b = members[lane]
+                out_scores[b] = _trace_lane(
+                    lane, lengths[b], n, span_scores[b], arc_scores[b], lab, se, x, s_off, e_off,
+                    x_off, stack, out_spans[b], out_heads[b],
+                )
+
+
+def workspaces(max_len: int, dtype, num_workers: int):
+    """Each worker's S/E, X, label tables, arcs and tile rows for groups of at most max_len
+    words, aligned to 64 bytes (zeros: no lane is read before it is written, but the padding
+    lanes of shorter sentences are then finite)."""
+    size = max_len + 1
+    se_cells, x_cells = buffer_cells(max_len)
+    cells = (se_cells, x_cells, 2 * size * size * LANES, size * size * LANES,
+             _TILE_ENDS * size * LANES)
+    return tuple(_aligned_buffers(num_workers, c + LANES, dtype) for c in cells)
+
+
+def workspace_bytes(max_len: int, dtype) -> int:
+    """Bytes of one worker's workspace (:func:`workspaces`)."""
+    size = max_len + 1
+    cells = sum(buffer_cells(max_len)) + 3 * size * size * LANES + _TILE_ENDS * size * LANES
+    return cells * np.dtype(dtype).itemsize
+
+
+def group_order(lengths: np.ndarray, indices: np.ndarray):
+    """Groups of up to 8 of ``indices``, longest sentences first: (groups (G, 8) int64, padded
+    with -1; sizes (G,))."""
+    ordered = indices[np.argsort(-lengths[indices], kind="stable")]
+    count = -(-len(ordered) // LANES)
+    groups = np.full((count, LANES), -1, dtype=np.int64)
+    groups.reshape(-1)[: len(ordered)] = ordered
+    sizes = np.minimum(LANES, len(ordered) - LANES * np.arange(count)).astype(np.int64)
+    return groups, sizes
