@@ -4,6 +4,8 @@ Compares, on the same seeded random float32 charts (batch of sentences of one le
 including empty and ``<H>``, standard-normal span and arc scores):
 
 (a) ``lal_allennlp.decoding.joint_span_decode``: the O(n^4) decoder (8-lane vector kernels),
+    as it runs by default (short sentences 8 at a time in vector lanes) and with every sentence
+    decoded one at a time (``lanes=False``),
 (b) ``tests.oracles.joint_span_n5.joint_span_decode_n5``: the authors' O(n^5) recurrence (their
     loop order, value and back-pointer charts), compiled with numba, sentences one after the
     other on one thread (the oracle is serial),
@@ -105,25 +107,35 @@ def main() -> None:
                 n5_estimate = n5_seconds / num_n5 / candidates
                 n5_rate = num_n5 / n5_seconds
                 per_sentence.setdefault(("O(n^5)", 1), []).append(1.0 / n5_rate)
+            alone_seconds = timed(
+                lambda: joint_span_decode(span_scores, arc_scores, lengths, lanes=False),
+                args.repeats,
+            )
             n4_rate = args.batch / n4_seconds
             cky_decode(span_scores, lengths)  # warm-up
             cky_rate = args.batch / timed(lambda: cky_decode(span_scores, lengths), args.repeats)
             per_sentence.setdefault(("O(n^4)", threads), []).append(1.0 / n4_rate)
-            rows.append((n, threads, n4_rate, n5_rate, num_n5, cky_rate))
+            alone_rate = args.batch / alone_seconds
+            rows.append((n, threads, n4_rate, alone_rate, n5_rate, num_n5, cky_rate))
         del span_scores, arc_scores
 
     print(
-        "| length | threads | O(n^4) (sent/s) | O(n^5) (sent/s, sentences timed) "
-        "| O(n^4) / O(n^5) (1 thread) | span CKY alone (sent/s) | CKY / O(n^5) |"
+        "| length | threads | O(n^4) (sent/s) | O(n^4) one at a time | O(n^5) (sent/s, sentences "
+        "timed) | O(n^4) / O(n^5) (1 thread) | span CKY alone (sent/s) | CKY / O(n^5) "
+        "| O(n^4) time / CKY time (one at a time) |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for n, threads, n4_rate, n5_rate, num_n5, cky_rate in rows:
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, threads, n4_rate, alone_rate, n5_rate, num_n5, cky_rate in rows:
         if threads == 1:
             n5_cells = f"{n5_rate:,.1f} ({num_n5}) | {n4_rate / n5_rate:,.1f}x"
             cky_ratio = f"{cky_rate / n5_rate:,.0f}x"
         else:
             n5_cells, cky_ratio = "- | -", "-"
-        print(f"| {n} | {threads} | {n4_rate:,.0f} | {n5_cells} | {cky_rate:,.0f} | {cky_ratio} |")
+        print(
+            f"| {n} | {threads} | {n4_rate:,.0f} | {alone_rate:,.0f} | {n5_cells} "
+            f"| {cky_rate:,.0f} | {cky_ratio} "
+            f"| {cky_rate / n4_rate:.2f}x ({cky_rate / alone_rate:.2f}x) |"
+        )
     if len(args.lengths) >= 2:
         print("\nGrowth of the time per sentence, t ~ n^p (least squares on log t vs log n):\n")
         print("| decoder | threads | p over all lengths | p between the two longest |")

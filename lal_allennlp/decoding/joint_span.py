@@ -132,6 +132,11 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
 * The label tables read every span's L scores once, which is bound by memory bandwidth; the
   O(n^4) arithmetic is the rest. The plain span CKY (:mod:`~lal_allennlp.decoding.cky`) reads the
   same scores, so it bounds the speed of any decoder of these charts from above.
+* Batches of short sentences (up to ``LANE_MAX_LEN`` words, in groups of at least 4) go to
+  :mod:`~lal_allennlp.decoding.joint_span_lanes`, which runs the same recurrence with 8
+  sentences in the vector lanes instead of 8 heads: no lane is wasted on a short span, and
+  every loop of a span serves all its heads. It is faster up to about 90 words; longer
+  sentences, and the few left over, are decoded here one at a time.
 * One numba call decodes the batch; workers are parallel over sentences (``prange``), dealt out
   longest first, each reusing one workspace. ``S`` only uses cells (a, b) with a < b and ``E``
   cells (j, k) with j > k, so the two share one buffer, which holds for each start or end and
@@ -1248,7 +1253,7 @@ def _workers_that_fit(max_len: int, dtype, num_workers: int) -> int:
 # (:mod:`~lal_allennlp.decoding.joint_span_lanes`), in groups of at least _LANE_MIN_GROUP; longer
 # ones, and the rest, one at a time. Both give the same bits; the limits are where the lanes
 # stop being faster (``benchmarks/README.md``).
-LANE_MAX_LEN = 64
+LANE_MAX_LEN = 80
 _LANE_MIN_GROUP = 4
 
 

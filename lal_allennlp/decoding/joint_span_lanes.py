@@ -423,17 +423,17 @@ def _fill(n, lab, arc, se, x, s_off, e_off, x_off, tile):  # pragma: no cover - 
 
 @njit(cache=True, fastmath=FASTMATH)
 def _trace_lane(
-    lane, m, n, sent, arc_scores, lab, se, x, s_off, e_off, x_off, stack, out_spans, out_heads
+    lane, m, n, sent, arc, lab, se, x, s_off, e_off, x_off, stack, out_spans, out_heads
 ):  # pragma: no cover - compiled code
-    """Root, score and tree of the sentence in ``lane`` (m words), as
+    """Root, score and tree of the sentence in ``lane`` (m words; arc: its own arc scores), as
     :func:`~lal_allennlp.decoding.joint_span._trace_back` recovers them (same tie rules)."""
     size = n + 1
     one_root = lab[(0 * size + m) * LANES + lane]
     row_root = x_off[m] + lane  # X[0, m][h] = row_root + 8 (h - 1)
     root = 1
-    score = (one_root if m == 1 else x[row_root]) + arc_scores[0, 1]
+    score = (one_root if m == 1 else x[row_root]) + arc[0, 1]
     for h in range(2, m + 1):
-        value = x[row_root + (h - 1) * LANES] + arc_scores[0, h]
+        value = x[row_root + (h - 1) * LANES] + arc[0, h]
         if value > score:  # strict: smallest h among ties
             score = value
             root = h
@@ -467,7 +467,7 @@ def _trace_lane(
             head_value = se[e_run + k * LANES]  # multi[k, j, h]
             dep_row = x_off[i * size + k] + lane
             d = i + 1
-            while d < k and (x[dep_row + (d - i - 1) * LANES] + arc_scores[h, d]) + head_value != raw:
+            while d < k and (x[dep_row + (d - i - 1) * LANES] + arc[h, d]) + head_value != raw:
                 d += 1
             _push(stack, top, k, j, h, _ROLE_HEAD)
             _push(stack, top + 1, i, k, d, _ROLE_DEP)
@@ -475,7 +475,7 @@ def _trace_lane(
             head_value = se[s_run + (k - i - 1) * LANES]  # multi[i, k, h]
             dep_row = x_off[k * size + j] + lane
             d = k + 1
-            while d < j and (x[dep_row + (d - k - 1) * LANES] + arc_scores[h, d]) + head_value != raw:
+            while d < j and (x[dep_row + (d - k - 1) * LANES] + arc[h, d]) + head_value != raw:
                 d += 1
             _push(stack, top, k, j, d, _ROLE_DEP)
             _push(stack, top + 1, i, k, h, _ROLE_HEAD)
