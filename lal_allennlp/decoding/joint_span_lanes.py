@@ -51,13 +51,14 @@ from lal_allennlp.decoding.joint_span import (
     _check_flat_arrays,
     _push,
 )
-from lal_allennlp.decoding.kernels import FASTMATH, maxnum, segment_max
+from lal_allennlp.decoding.kernels import FASTMATH, maxnum, prefetch_row, segment_max
 
 LANES = 8  # sentences per group: one 8-lane vector of float32 (two of float64)
 _GROUP_HEADS = 4  # heads per loop of :func:`_split_heads` and :func:`_attach_heads`
 _TILE_ENDS = 4  # ends per :func:`_split_tile`
 _TILE_MIN_SPLITS = 4  # tiles only where the 4 ends share at least this many split points
 _END_BLOCK = 16  # spans are filled in blocks of this many ends
+_PREFETCH_AHEAD = 4  # the label pass prefetches the scores of the span this many spans ahead
 
 
 # ----------------------------------------------------------------------------------------------
@@ -321,6 +322,11 @@ def _load_group(span_scores, arc_scores, lengths, members, n, lab, arc):  # prag
         sent = span_scores[b]
         for i in range(m):
             for j in range(i + 1, m + 1):
+                # as the CKY's label pass: the scores of the span 4 ahead in memory order
+                if j + _PREFETCH_AHEAD <= m:
+                    prefetch_row(sent[i, j + _PREFETCH_AHEAD])
+                elif i + 1 + j + _PREFETCH_AHEAD - m <= m:
+                    prefetch_row(sent[i + 1, i + 1 + j + _PREFETCH_AHEAD - m])
                 row = sent[i, j]
                 best = segment_max(row[_first_label(i, j, m) :])
                 cell = (i * size + j) * LANES + lane
@@ -457,12 +463,13 @@ def _trace_lane(
             continue
         s_run = s_off[i] + (h - i - 1) * (n - i) * LANES + lane  # S[i][h][k] at + 8 (k - i - 1)
         e_run = e_off[j] + (h - 1) * j * LANES + lane  # E[j][h][k] at + 8 k
-        raw = se[s_run] + se[e_run + (i + 1) * LANES]
-        for k in range(i + 2, j):
-            raw = maxnum(raw, se[s_run + (k - i - 1) * LANES] + se[e_run + k * LANES])
-        k = i + 1
-        while k < j - 1 and se[s_run + (k - i - 1) * LANES] + se[e_run + k * LANES] != raw:
-            k += 1
+        k = i + 1  # the first split reaching the maximum
+        raw = se[s_run] + se[e_run + k * LANES]
+        for split in range(i + 2, j):
+            value = se[s_run + (split - i - 1) * LANES] + se[e_run + split * LANES]
+            if value > raw:
+                raw = value
+                k = split
         if h > k:  # head right: dependent (i, k) with head d in (i, k]
             head_value = se[e_run + k * LANES]  # multi[k, j, h]
             dep_row = x_off[i * size + k] + lane
