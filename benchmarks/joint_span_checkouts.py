@@ -2,7 +2,7 @@
 alternating in one process.
 
 The decoder modules of ``--baseline`` (a git revision: ``lal_allennlp/decoding/joint_span.py``,
-``cky.py`` and the ``kernels.py`` they share) and those of the working tree are written to a
+``joint_span_lanes.py`` where it exists, ``cky.py`` and the ``kernels.py`` they share) and those of the working tree are written to a
 temporary folder and imported from there, so that numba compiles both the same way. For each
 length, both versions decode the same seeded random float32 charts (112 labels,
 standard-normal span and arc scores; 100 sentences up to 80 words, fewer above, one from 300
@@ -59,6 +59,13 @@ def load_version(revision: Optional[str], folder: str, name: str, prefix: str):
             text=True,
         ).stdout
     source = source.replace(f"from {PACKAGE}.kernels import", f"from {prefix}_kernels import")
+    # the lane layout and the one-sentence decoder import each other's version
+    source = source.replace(
+        f"from {PACKAGE}.joint_span import", f"from {prefix}_joint_span import"
+    ).replace(
+        f"from {PACKAGE} import joint_span_lanes",
+        f"import {prefix}_joint_span_lanes as joint_span_lanes",
+    )
     path = os.path.join(folder, f"{prefix}_{name}.py")
     with open(path, "w", encoding="utf-8") as module_file:
         module_file.write(source)
@@ -67,6 +74,17 @@ def load_version(revision: Optional[str], folder: str, name: str, prefix: str):
     sys.modules[f"{prefix}_{name}"] = module
     spec.loader.exec_module(module)
     return module
+
+
+def has_module(revision: Optional[str], name: str) -> bool:
+    """Whether ``lal_allennlp/decoding/<name>.py`` exists at ``revision`` (None: working tree)."""
+    relative = os.path.join("lal_allennlp", "decoding", f"{name}.py")
+    if revision is None:
+        return os.path.exists(os.path.join(ROOT, relative))
+    found = subprocess.run(
+        ["git", "-C", ROOT, "cat-file", "-e", f"{revision}:{relative}"], capture_output=True
+    )
+    return found.returncode == 0
 
 
 def batch_size(length: int) -> int:
@@ -128,6 +146,8 @@ def main() -> None:
             versions[prefix] = tuple(
                 load_version(revision, folder, name, prefix) for name in ("cky", "joint_span")
             )
+            if has_module(revision, "joint_span_lanes"):  # since the lanes (2026-11-27)
+                load_version(revision, folder, "joint_span_lanes", prefix)
         (baseline_cky, baseline), (current_cky, current) = versions["baseline"], versions["current"]
         for length in args.lengths:
             batch = batch_size(length)

@@ -452,12 +452,10 @@ def _trace_lane(
         i = stack[top, 0]
         j = stack[top, 1]
         h = stack[top, 2]
-        role = stack[top, 3]
-        use_one = role == _ROLE_ROOT or (role == _ROLE_DEP and j - i > 1)
         out_spans[pos, 0] = i
         out_spans[pos, 1] = j
-        one_value = lab[(i * size + j) * LANES + lane]
-        out_spans[pos, 2] = _node_label(sent[i, j], _first_label(i, j, m), one_value, use_one)
+        out_spans[pos, 2] = stack[top, 3]  # the role for now; the label below
+        prefetch_row(sent[i, j])  # the node's label scores, long out of the caches
         pos += 1
         if j - i == 1:
             continue
@@ -488,6 +486,14 @@ def _trace_lane(
             _push(stack, top + 1, i, k, h, _ROLE_HEAD)
         out_heads[d - 1] = h
         top += 2
+    # The labels last, when the prefetched label scores of all nodes have had time to arrive.
+    for pos in range(2 * m - 1):
+        i = out_spans[pos, 0]
+        j = out_spans[pos, 1]
+        role = out_spans[pos, 2]
+        use_one = role == _ROLE_ROOT or (role == _ROLE_DEP and j - i > 1)
+        one_value = lab[(i * size + j) * LANES + lane]
+        out_spans[pos, 2] = _node_label(sent[i, j], _first_label(i, j, m), one_value, use_one)
     return score
 
 
