@@ -71,38 +71,43 @@ def _split_heads_codegen(heads: int, seeded: bool):
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
         (x_v, x_off, se_v, s_off, s_step, e_off, e_step, lab_v, one_off, multi_off,
-         a_off, a_step, b_off, b_step, count, seed_v, seed_off) = args
+         a_off, a_step, b_off, b_step, count, seed_v, seed_off, a_off2, b_off2, count2) = args
         x_t, se_t, lab_t, seed_t = (signature.args[m] for m in (0, 2, 7, 15))
         code = _VectorCode(context, builder, x_t.dtype)
 
         def const(value):
             return ir.Constant(count.type, value)
 
-        a_offs = [builder.add(a_off, builder.mul(const(m), a_step)) for m in range(heads)]
-        b_offs = [builder.add(b_off, builder.mul(const(m), b_step)) for m in range(heads)]
+        def term_maker(a_first, b_first):
+            a_offs = [builder.add(a_first, builder.mul(const(m), a_step)) for m in range(heads)]
+            b_offs = [builder.add(b_first, builder.mul(const(m), b_step)) for m in range(heads)]
 
-        def terms(r):
-            shift = builder.mul(r, const(LANES))
-            return [
-                builder.fadd(
-                    code.load(se_t, se_v, builder.add(a, shift)),
-                    code.load(se_t, se_v, builder.add(b, shift)),
-                )
-                for a, b in zip(a_offs, b_offs)
-            ]
+            def terms(r):
+                shift = builder.mul(r, const(LANES))
+                return [
+                    builder.fadd(
+                        code.load(se_t, se_v, builder.add(a, shift)),
+                        code.load(se_t, se_v, builder.add(b, shift)),
+                    )
+                    for a, b in zip(a_offs, b_offs)
+                ]
 
-        if seeded:
+            return terms
+
+        if seeded:  # the seed, then the split points of two ranges
             accs = [
                 cgutils.alloca_once_value(
                     builder, code.load(seed_t, seed_v, builder.add(seed_off, const(LANES * m)))
                 )
                 for m in range(heads)
             ]
-            with cgutils.for_range(builder, count) as loop:
-                for acc, value in zip(accs, terms(loop.index)):
-                    builder.store(code.max(builder.load(acc), value), acc)
+            for terms, number in ((term_maker(a_off, b_off), count),
+                                  (term_maker(a_off2, b_off2), count2)):
+                with cgutils.for_range(builder, number) as loop:
+                    for acc, value in zip(accs, terms(loop.index)):
+                        builder.store(code.max(builder.load(acc), value), acc)
         else:
-            accs = code.max_over(terms, count)
+            accs = code.max_over(term_maker(a_off, b_off), count)
         one = code.load(lab_t, lab_v, one_off)
         multi = code.load(lab_t, lab_v, multi_off)
         for m, acc in enumerate(accs):
@@ -120,14 +125,14 @@ def _split_heads_kernel(heads: int, seeded: bool):
     @intrinsic
     def kernel(
         typingctx, x, x_off, se, s_off, s_step, e_off, e_step, lab, one_off, multi_off,
-        a_off, a_step, b_off, b_step, count, seed, seed_off,
+        a_off, a_step, b_off, b_step, count, seed, seed_off, a_off2, b_off2, count2,
     ):
         if not _check_flat_arrays(x, se, lab, seed):
             return None
         intp = types.intp
         sig = types.void(
             x, intp, se, intp, intp, intp, intp, lab, intp, intp,
-            intp, intp, intp, intp, intp, seed, intp,
+            intp, intp, intp, intp, intp, seed, intp, intp, intp, intp,
         )
         return sig, _split_heads_codegen(heads, seeded)
 
@@ -143,12 +148,14 @@ _split_1_seeded = _split_heads_kernel(1, seeded=True)
 @njit(cache=True, fastmath=FASTMATH, inline="always")
 def _split_heads(
     seeded, heads, x, x_off, se, s_off, s_step, e_off, e_step, lab, one_off, multi_off,
-    a_off, a_step, b_off, b_step, count, seed, seed_off,
+    a_off, a_step, b_off, b_step, count, seed, seed_off, a_off2=0, b_off2=0, count2=0,
 ):  # pragma: no cover - compiled code
     """The split maxima of ``heads`` consecutive heads of one span, and their values::
 
-        raw_m = max(seed[seed_off + 8 m] if seeded, max_{r < count} S_m[r] + E_m[r])
-        S_m[r] = se[a_off + m a_step + 8 r], E_m[r] = se[b_off + m b_step + 8 r]
+        raw_m = max_{r < count} S_m(a_off)[r] + E_m(b_off)[r]                      (not seeded)
+        raw_m = max(seed[seed_off + 8 m], max_{r < count} S_m(a_off)[r] + E_m(b_off)[r],
+                    max_{r < count2} S_m(a_off2)[r] + E_m(b_off2)[r])              (seeded)
+        S_m(a)[r] = se[a + m a_step + 8 r], E_m(b)[r] = se[b + m b_step + 8 r]
         x[x_off + 8 m] = raw_m + one;  se[s_off + m s_step] = se[e_off + m e_step] = raw_m + multi
 
     (one, multi: the span's label tables at ``lab[one_off]``, ``lab[multi_off]``; every term a
@@ -161,7 +168,8 @@ def _split_heads(
             kernel_4(
                 x, x_off + LANES * m, se, s_off + m * s_step, s_step, e_off + m * e_step, e_step,
                 lab, one_off, multi_off, a_off + m * a_step, a_step, b_off + m * b_step, b_step,
-                count, seed, seed_off + LANES * m,
+                count, seed, seed_off + LANES * m, a_off2 + m * a_step, b_off2 + m * b_step,
+                count2,
             )
             m += _GROUP_HEADS
         else:
@@ -169,7 +177,8 @@ def _split_heads(
             kernel_1(
                 x, x_off + LANES * m, se, s_off + m * s_step, s_step, e_off + m * e_step, e_step,
                 lab, one_off, multi_off, a_off + m * a_step, a_step, b_off + m * b_step, b_step,
-                count, seed, seed_off + LANES * m,
+                count, seed, seed_off + LANES * m, a_off2 + m * a_step, b_off2 + m * b_step,
+                count2,
             )
             m += 1
 
@@ -202,6 +211,56 @@ def _split_tile(typingctx, t, t_off, t_step, se, a_off, b0, b1, b2, b3, count):
 
         for q, acc in enumerate(code.max_over(terms, count_v)):
             target = builder.add(t_off_v, builder.mul(ir.Constant(t_off_v.type, q), t_step_v))
+            code.store(t_t, t_v, target, builder.load(acc))
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def _split_tile_pair(
+    typingctx, t, t_off, t_step, t_low, se, a_off, a_low, b0, b1, b2, b3, count_low, count
+):
+    """:func:`_split_tile` for two starts at once: the S runs of start i (``a_off``) and of start
+    i - 1 (``a_low``) against the E runs of the 4 ends, the lower start's over fewer split
+    points (those whose S cells are ready)::
+
+        t[t_off + q t_step] = max_{r < count} se[a_off + 8 r] + se[b_q + 8 r]
+        t[t_low + q t_step] = max_{r < count_low} se[a_low + 8 r] + se[b_q + 8 r]   (q < 4)
+
+    (1 <= count_low <= count). 8 accumulators while both run; each E vector is loaded once for
+    the 2 starts, each S vector once for the 4 ends.
+    """
+    if not _check_flat_arrays(t, se):
+        return None
+    intp = types.intp
+    sig = types.void(t, intp, intp, intp, se, intp, intp, intp, intp, intp, intp, intp, intp)
+
+    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
+        t_v, t_off_v, t_step_v, t_low_v, se_v, a_off_v, a_low_v = args[:7]
+        b_offs, count_low_v, count_v = args[7:11], args[11], args[12]
+        t_t, se_t = signature.args[0], signature.args[4]
+        code = _VectorCode(context, builder, t_t.dtype)
+        step = ir.Constant(count_v.type, LANES)
+
+        def sums(r, starts):
+            shift = builder.mul(r, step)
+            rows = [code.load(se_t, se_v, builder.add(b, shift)) for b in b_offs]
+            result = []
+            for a in starts:
+                start_row = code.load(se_t, se_v, builder.add(a, shift))
+                result += [builder.fadd(start_row, row) for row in rows]
+            return result
+
+        accs = code.max_over(lambda r: sums(r, (a_off_v, a_low_v)), count_low_v)
+        with cgutils.for_range(builder, builder.sub(count_v, count_low_v)) as loop:
+            r = builder.add(loop.index, count_low_v)
+            for acc, value in zip(accs, sums(r, (a_off_v,))):  # the upper start's 4 only
+                builder.store(code.max(builder.load(acc), value), acc)
+        for index, acc in enumerate(accs):
+            low, q = divmod(index, _TILE_ENDS)
+            first = t_low_v if low else t_off_v
+            target = builder.add(first, builder.mul(ir.Constant(t_off_v.type, q), t_step_v))
             code.store(t_t, t_v, target, builder.load(acc))
         return context.get_dummy_value()
 
@@ -340,12 +399,13 @@ def _load_group(span_scores, arc_scores, lengths, members, n, lab, arc):  # prag
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
 def _finish_span(
-    i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, tile_off, seeded_heads, first_split
+    i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, tile_off, top, head_end, first_split
 ):  # pragma: no cover - compiled code
     """Values of span (i, j) for all its heads, then its outside attachments (DL, DR).
 
-    The first ``seeded_heads`` heads start from the tile's maxima over k < first_split
-    (``tile[tile_off + 8 m]``) and add k in [first_split, j); the others take all of (i, j).
+    The heads h in (top, head_end] start from a tile's maxima over the split points k in
+    (top, first_split) (``tile[tile_off + 8 (h - top - 1)]``) and add k in (i, top] and
+    [first_split, j); the other heads take all of (i, j). Untiled: top = head_end = i.
     """
     size = n + 1
     w = j - i
@@ -365,16 +425,23 @@ def _finish_span(
             se[s_here + u] = value
             se[e_here + u] = value
     else:
-        sh = seeded_heads
-        _split_heads(
-            True, sh, x, x_row, se, s_here, s_step, e_here, e_step, lab, one_off, multi_off,
-            s_row + (first_split - i - 1) * LANES, s_step, e_row + (i * j + first_split) * LANES,
-            e_step, j - first_split, tile, tile_off,
+        m = top - i  # the first seeded head, top + 1, is the span's (m + 1)-th
+        _split_heads(  # heads (top, head_end]: the seed and the split points outside it
+            True, head_end - top, x, x_row + m * LANES, se, s_here + m * s_step, s_step,
+            e_here + m * e_step, e_step, lab, one_off, multi_off, s_row + m * s_step, s_step,
+            e_row + (top * j + i + 1) * LANES, e_step, top - i, tile, tile_off,
+            s_row + m * s_step + (first_split - i - 1) * LANES,
+            e_row + (top * j + first_split) * LANES, j - first_split,
         )
-        _split_heads(
-            False, w - sh, x, x_row + sh * LANES, se, s_here + sh * s_step, s_step,
-            e_here + sh * e_step, e_step, lab, one_off, multi_off, s_row + sh * s_step, s_step,
-            e_row + ((i + sh) * j + i + 1) * LANES, e_step, w - 1, tile, 0,
+        _split_heads(  # heads (i, top]: all split points
+            False, top - i, x, x_row, se, s_here, s_step, e_here, e_step, lab, one_off,
+            multi_off, s_row, s_step, e_row + (i * j + i + 1) * LANES, e_step, w - 1, tile, 0,
+        )
+        m = head_end - i
+        _split_heads(  # heads (head_end, j]: all split points
+            False, j - head_end, x, x_row + m * LANES, se, s_here + m * s_step, s_step,
+            e_here + m * e_step, e_step, lab, one_off, multi_off, s_row + m * s_step, s_step,
+            e_row + (head_end * j + i + 1) * LANES, e_step, w - 1, tile, 0,
         )
     arc_step = size * LANES
     if j < n:  # DL[i, j, h] for h in (j, n], into S[i][h][j]
@@ -390,36 +457,65 @@ def _finish_span(
 
 @njit(cache=True, fastmath=FASTMATH)
 def _fill(n, lab, arc, se, x, s_off, e_off, x_off, tile):  # pragma: no cover - compiled code
-    """Every span's values, in blocks of ends; 4 ends at a time share their common split points
-    where there are enough of them (tile: (4, n + 1) vectors)."""
+    """Every span's values, in blocks of ends.
+
+    Within a block, 4 consecutive ends of a start i share the heads (i, j] and split points
+    (i, j) below the first of them, j, when there are at least ``_TILE_MIN_SPLITS`` of them:
+    their maxima are taken together (:func:`_split_tile`). Starts below the block go in pairs
+    (i, i - 1): the upper one also takes the lower one's maxima over the same heads and split
+    points (:func:`_split_tile_pair`), kept per group of 4 ends until the lower start finishes
+    its spans. tile: 4 rows of n + 1 vectors for the current start, then ``_END_BLOCK`` rows for
+    the lower start of a pair.
+    """
     tile_step = (n + 1) * LANES
+    low_base = _TILE_ENDS * tile_step
     for j0 in range(1, n + 1, _END_BLOCK):
         j1 = min(j0 + _END_BLOCK, n + 1)
+        lower = False  # whether the start above computed this start's tiles
         for i in range(j1 - 2, -1, -1):
+            # Pairs only below the block, where both starts' groups of ends begin at j0 and share
+            # enough split points below it (their S cells at j0 and above are not ready yet).
+            pair = not lower and i >= 1 and j0 - i - 1 >= _TILE_MIN_SPLITS
             j = max(j0, i + 1)
             while j < j1:
                 if j + _TILE_ENDS <= j1 and j - i - 1 >= _TILE_MIN_SPLITS:
-                    # heads (i, j] and splits (i, j) are common to (i, j), ..., (i, j + 3)
+                    low = low_base + (j - j0) * tile_step  # this group's rows of the lower start
+                    if lower and j - i - 2 >= _TILE_MIN_SPLITS:  # tiled with the start above
+                        for q in range(_TILE_ENDS):
+                            _finish_span(
+                                i, j + q, n, lab, arc, se, x, s_off, e_off, x_off, tile,
+                                low + q * tile_step, i + 1, j, j0,
+                            )
+                        j += _TILE_ENDS
+                        continue
                     for m in range(j - i):
                         h = i + 1 + m
-                        _split_tile(
-                            tile, m * LANES, tile_step, se,
-                            s_off[i] + (h - i - 1) * (n - i) * LANES,
-                            e_off[j] + ((h - 1) * j + i + 1) * LANES,
-                            e_off[j + 1] + ((h - 1) * (j + 1) + i + 1) * LANES,
-                            e_off[j + 2] + ((h - 1) * (j + 2) + i + 1) * LANES,
-                            e_off[j + 3] + ((h - 1) * (j + 3) + i + 1) * LANES,
-                            j - i - 1,
-                        )
+                        a_off = s_off[i] + (h - i - 1) * (n - i) * LANES  # S[i][h][i + 1]
+                        b0 = e_off[j] + ((h - 1) * j + i + 1) * LANES  # E[j][h][i + 1]
+                        b1 = e_off[j + 1] + ((h - 1) * (j + 1) + i + 1) * LANES
+                        b2 = e_off[j + 2] + ((h - 1) * (j + 2) + i + 1) * LANES
+                        b3 = e_off[j + 3] + ((h - 1) * (j + 3) + i + 1) * LANES
+                        if pair:  # and S[i - 1][h][i + 1] for the start below
+                            a_low = s_off[i - 1] + ((h - i) * (n - i + 1) + 1) * LANES
+                            _split_tile_pair(  # the lower start: split points below j0
+                                tile, m * LANES, tile_step, low + m * LANES, se, a_off, a_low,
+                                b0, b1, b2, b3, j0 - i - 1, j - i - 1,
+                            )
+                        else:
+                            _split_tile(tile, m * LANES, tile_step, se, a_off, b0, b1, b2, b3,
+                                        j - i - 1)
                     for q in range(_TILE_ENDS):
                         _finish_span(
                             i, j + q, n, lab, arc, se, x, s_off, e_off, x_off, tile,
-                            q * tile_step, j - i, j,
+                            q * tile_step, i, j, j,
                         )
                     j += _TILE_ENDS
                 else:
-                    _finish_span(i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, 0, 0, i + 1)
+                    _finish_span(
+                        i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, 0, i, i, i
+                    )
                     j += 1
+            lower = pair
 
 
 # ----------------------------------------------------------------------------------------------
@@ -537,14 +633,15 @@ def workspaces(max_len: int, dtype, num_workers: int):
     size = max_len + 1
     se_cells, x_cells = buffer_cells(max_len)
     cells = (se_cells, x_cells, 2 * size * size * LANES, size * size * LANES,
-             _TILE_ENDS * size * LANES)
+             (_TILE_ENDS + _END_BLOCK) * size * LANES)
     return tuple(_aligned_buffers(num_workers, c + LANES, dtype) for c in cells)
 
 
 def workspace_bytes(max_len: int, dtype) -> int:
     """Bytes of one worker's workspace (:func:`workspaces`)."""
     size = max_len + 1
-    cells = sum(buffer_cells(max_len)) + 3 * size * size * LANES + _TILE_ENDS * size * LANES
+    cells = sum(buffer_cells(max_len)) + 3 * size * size * LANES
+    cells += (_TILE_ENDS + _END_BLOCK) * size * LANES
     return cells * np.dtype(dtype).itemsize
 
 
