@@ -2,8 +2,8 @@
 alternating in one process.
 
 The decoder modules of ``--baseline`` (a git revision: ``lal_allennlp/decoding/joint_span.py``,
-``joint_span_lanes.py`` where it exists, ``cky.py`` and the ``kernels.py`` they share) and those of the working tree are written to a
-temporary folder and imported from there, so that numba compiles both the same way. For each
+``joint_span_lanes.py`` where it exists, ``cky.py`` and the ``kernels.py`` they share) and
+those of the working tree are written to a temporary folder and imported from there, so that numba compiles both the same way. For each
 length, both versions decode the same seeded random float32 charts (112 labels,
 standard-normal span and arc scores; 100 sentences up to 80 words, fewer above, one from 300
 words), on one thread, in turn, ``--repeats`` times; the trees, heads and scores must be
