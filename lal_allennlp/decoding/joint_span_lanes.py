@@ -306,6 +306,7 @@ def _attach_kernel(heads: int):
     return kernel
 
 
+_attach_8 = _attach_kernel(2 * _GROUP_HEADS)
 _attach_4 = _attach_kernel(_GROUP_HEADS)
 _attach_1 = _attach_kernel(1)
 
@@ -319,11 +320,15 @@ def _attach_heads(
         dst[dst_off + m dst_step] = max_{r < count} x[x_off + 8 r] + arc[arc_off + m arc_step + 8 r]
 
     (x: the span's X row, its dependents d; arc: head m's row of arcs at those d; count >= 1).
-    Each X vector is loaded once for 4 heads.
+    Each X vector is loaded once for 8 or 4 heads.
     """
     m = 0
     while m < heads:
-        if heads - m >= _GROUP_HEADS:
+        if heads - m >= 2 * _GROUP_HEADS:
+            _attach_8(dst, dst_off + m * dst_step, dst_step, x, x_off, arc,
+                      arc_off + m * arc_step, arc_step, count)
+            m += 2 * _GROUP_HEADS
+        elif heads - m >= _GROUP_HEADS:
             _attach_4(dst, dst_off + m * dst_step, dst_step, x, x_off, arc,
                       arc_off + m * arc_step, arc_step, count)
             m += _GROUP_HEADS
