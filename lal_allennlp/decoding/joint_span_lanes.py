@@ -23,10 +23,12 @@ is 8 lanes, one per sentence, and consecutive cells are consecutive vectors:
 
 So the split maximum of span (i, j) and head h reads two contiguous runs, ``S[i][h][i+1..j-1]``
 and ``E[j][h][i+1..j-1]``; the outside attachment of span (i, j) to head h reads ``X[i, j][.]``
-and ``arc[h][i+1..j]``, also contiguous. Spans are filled in blocks of 16 ends; within a block,
-for a start far enough below it, 4 consecutive ends share the split points below the first
-of them, and each ``S`` run is loaded once for the 4 (:func:`_split_tile`). Every span then
-adds its own split points and writes its values (:func:`_split_heads`).
+and ``arc[h][i+1..j]``, also contiguous; the attachments go 8 heads to a loop, each ``X``
+vector loaded once for the 8 (:func:`_attach_heads`). Spans are filled in blocks of 16 ends;
+within a block, for a start far enough below it, 4 consecutive ends share the split points
+below the first of them, and each ``S`` run is loaded once for the 4 (:func:`_split_tile`);
+below the block, two starts also share the ``E`` runs (:func:`_split_tile_pair`). Every span
+then adds its own split points and writes its values (:func:`_split_heads`).
 
 Lanes of a sentence shorter than n hold values computed from zero scores for spans past its
 end. No cell of the sentence's own tree reads them: a span (i, j) only reads cells of spans
@@ -54,7 +56,7 @@ from lal_allennlp.decoding.joint_span import (
 from lal_allennlp.decoding.kernels import FASTMATH, maxnum, prefetch_row, segment_max
 
 LANES = 8  # sentences per group: one 8-lane vector of float32 (two of float64)
-_GROUP_HEADS = 4  # heads per loop of :func:`_split_heads` and :func:`_attach_heads`
+_GROUP_HEADS = 4  # heads per loop of :func:`_split_heads` (:func:`_attach_heads`: 8, 4, 1)
 _TILE_ENDS = 4  # ends per :func:`_split_tile`
 _TILE_MIN_SPLITS = 4  # tiles only where the 4 ends share at least this many split points
 _END_BLOCK = 16  # spans are filled in blocks of this many ends
