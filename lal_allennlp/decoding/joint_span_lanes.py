@@ -221,45 +221,39 @@ def _split_tile(typingctx, t, t_off, t_step, se, a_off, b0, b1, b2, b3, count):
 
 @intrinsic
 def _split_tile_pair(
-    typingctx, t, t_off, t_step, t_low, se, a_off, a_low, b0, b1, b2, b3, count_low, count
+    typingctx, t, t_off, t_step, t_low, se, a_off, a_low, b0, b1, b2, b3, count
 ):
     """:func:`_split_tile` for two starts at once: the S runs of start i (``a_off``) and of start
-    i - 1 (``a_low``) against the E runs of the 4 ends, the lower start's over fewer split
-    points (those whose S cells are ready)::
+    i - 1 (``a_low``) over the same split points, against the E runs of the 4 ends::
 
         t[t_off + q t_step] = max_{r < count} se[a_off + 8 r] + se[b_q + 8 r]
-        t[t_low + q t_step] = max_{r < count_low} se[a_low + 8 r] + se[b_q + 8 r]   (q < 4)
+        t[t_low + q t_step] = max_{r < count} se[a_low + 8 r] + se[b_q + 8 r]     (q < 4)
 
-    (1 <= count_low <= count). 8 accumulators while both run; each E vector is loaded once for
-    the 2 starts, each S vector once for the 4 ends.
+    (count >= 1). 8 accumulators; each E vector is loaded once for the 2 starts, each S vector
+    once for the 4 ends.
     """
     if not _check_flat_arrays(t, se):
         return None
     intp = types.intp
-    sig = types.void(t, intp, intp, intp, se, intp, intp, intp, intp, intp, intp, intp, intp)
+    sig = types.void(t, intp, intp, intp, se, intp, intp, intp, intp, intp, intp, intp)
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
         t_v, t_off_v, t_step_v, t_low_v, se_v, a_off_v, a_low_v = args[:7]
-        b_offs, count_low_v, count_v = args[7:11], args[11], args[12]
+        b_offs, count_v = args[7:11], args[11]
         t_t, se_t = signature.args[0], signature.args[4]
         code = _VectorCode(context, builder, t_t.dtype)
         step = ir.Constant(count_v.type, LANES)
 
-        def sums(r, starts):
+        def terms(r):
             shift = builder.mul(r, step)
             rows = [code.load(se_t, se_v, builder.add(b, shift)) for b in b_offs]
-            result = []
-            for a in starts:
+            sums = []
+            for a in (a_off_v, a_low_v):
                 start_row = code.load(se_t, se_v, builder.add(a, shift))
-                result += [builder.fadd(start_row, row) for row in rows]
-            return result
+                sums += [builder.fadd(start_row, row) for row in rows]
+            return sums
 
-        accs = code.max_over(lambda r: sums(r, (a_off_v, a_low_v)), count_low_v)
-        with cgutils.for_range(builder, builder.sub(count_v, count_low_v)) as loop:
-            r = builder.add(loop.index, count_low_v)
-            for acc, value in zip(accs, sums(r, (a_off_v,))):  # the upper start's 4 only
-                builder.store(code.max(builder.load(acc), value), acc)
-        for index, acc in enumerate(accs):
+        for index, acc in enumerate(code.max_over(terms, count_v)):
             low, q = divmod(index, _TILE_ENDS)
             first = t_low_v if low else t_off_v
             target = builder.add(first, builder.mul(ir.Constant(t_off_v.type, q), t_step_v))
@@ -406,13 +400,13 @@ def _load_group(span_scores, arc_scores, lengths, members, n, lab, arc):  # prag
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
 def _finish_span(
-    i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, tile_off, top, head_end, first_split
+    i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, tile_off, top, first_split
 ):  # pragma: no cover - compiled code
     """Values of span (i, j) for all its heads, then its outside attachments (DL, DR).
 
-    The heads h in (top, head_end] start from a tile's maxima over the split points k in
+    The heads h in (top, first_split] start from a tile's maxima over the split points k in
     (top, first_split) (``tile[tile_off + 8 (h - top - 1)]``) and add k in (i, top] and
-    [first_split, j); the other heads take all of (i, j). Untiled: top = head_end = i.
+    [first_split, j); the other heads take all of (i, j). Untiled: top = first_split = i.
     """
     size = n + 1
     w = j - i
@@ -433,8 +427,8 @@ def _finish_span(
             se[e_here + u] = value
     else:
         m = top - i  # the first seeded head, top + 1, is the span's (m + 1)-th
-        _split_heads(  # heads (top, head_end]: the seed and the split points outside it
-            True, head_end - top, x, x_row + m * LANES, se, s_here + m * s_step, s_step,
+        _split_heads(  # heads (top, first_split]: the seed and the split points outside it
+            True, first_split - top, x, x_row + m * LANES, se, s_here + m * s_step, s_step,
             e_here + m * e_step, e_step, lab, one_off, multi_off, s_row + m * s_step, s_step,
             e_row + (top * j + i + 1) * LANES, e_step, top - i, tile, tile_off,
             s_row + m * s_step + (first_split - i - 1) * LANES,
@@ -444,11 +438,11 @@ def _finish_span(
             False, top - i, x, x_row, se, s_here, s_step, e_here, e_step, lab, one_off,
             multi_off, s_row, s_step, e_row + (i * j + i + 1) * LANES, e_step, w - 1, tile, 0,
         )
-        m = head_end - i
-        _split_heads(  # heads (head_end, j]: all split points
-            False, j - head_end, x, x_row + m * LANES, se, s_here + m * s_step, s_step,
+        m = first_split - i
+        _split_heads(  # heads (first_split, j]: all split points
+            False, j - first_split, x, x_row + m * LANES, se, s_here + m * s_step, s_step,
             e_here + m * e_step, e_step, lab, one_off, multi_off, s_row + m * s_step, s_step,
-            e_row + (head_end * j + i + 1) * LANES, e_step, w - 1, tile, 0,
+            e_row + (first_split * j + i + 1) * LANES, e_step, w - 1, tile, 0,
         )
     arc_step = size * LANES
     if j < n:  # DL[i, j, h] for h in (j, n], into S[i][h][j]
@@ -462,67 +456,98 @@ def _finish_span(
         )
 
 
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _tile_start(i, j, n, se, s_off, e_off, tile, tile_step):  # pragma: no cover - compiled code
+    """The maxima that spans (i, j), ..., (i, j + 3) share: heads (i, j], split points (i, j),
+    into tile rows 0-3 (:func:`_split_tile`)."""
+    for m in range(j - i):
+        h = i + 1 + m
+        _split_tile(
+            tile, m * LANES, tile_step, se,
+            s_off[i] + (h - i - 1) * (n - i) * LANES,  # S[i][h][i + 1]
+            e_off[j] + ((h - 1) * j + i + 1) * LANES,  # E[j][h][i + 1]
+            e_off[j + 1] + ((h - 1) * (j + 1) + i + 1) * LANES,
+            e_off[j + 2] + ((h - 1) * (j + 2) + i + 1) * LANES,
+            e_off[j + 3] + ((h - 1) * (j + 3) + i + 1) * LANES,
+            j - i - 1,
+        )
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _tile_pair(i, j, n, se, s_off, e_off, tile, tile_step):  # pragma: no cover - compiled code
+    """:func:`_tile_start` for starts i (tile rows 0-3) and i - 1 (rows 4-7) over the same heads
+    (i, j] and split points (i, j) (:func:`_split_tile_pair`)."""
+    low = _TILE_ENDS * tile_step
+    for m in range(j - i):
+        h = i + 1 + m
+        _split_tile_pair(
+            tile, m * LANES, tile_step, low + m * LANES, se,
+            s_off[i] + (h - i - 1) * (n - i) * LANES,  # S[i][h][i + 1]
+            s_off[i - 1] + ((h - i) * (n - i + 1) + 1) * LANES,  # S[i - 1][h][i + 1]
+            e_off[j] + ((h - 1) * j + i + 1) * LANES,  # E[j][h][i + 1]
+            e_off[j + 1] + ((h - 1) * (j + 1) + i + 1) * LANES,
+            e_off[j + 2] + ((h - 1) * (j + 2) + i + 1) * LANES,
+            e_off[j + 3] + ((h - 1) * (j + 3) + i + 1) * LANES,
+            j - i - 1,
+        )
+
+
 @njit(cache=True, fastmath=FASTMATH)
 def _fill(n, lab, arc, se, x, s_off, e_off, x_off, tile):  # pragma: no cover - compiled code
-    """Every span's values, in blocks of ends.
+    """Every span's values, in blocks of ends, starts from the top down.
 
-    Within a block, 4 consecutive ends of a start i share the heads (i, j] and split points
-    (i, j) below the first of them, j, when there are at least ``_TILE_MIN_SPLITS`` of them:
-    their maxima are taken together (:func:`_split_tile`). Starts below the block go in pairs
-    (i, i - 1): the upper one also takes the lower one's maxima over the same heads and split
-    points (:func:`_split_tile_pair`), kept per group of 4 ends until the lower start finishes
-    its spans. tile: 4 rows of n + 1 vectors for the current start, then ``_END_BLOCK`` rows for
-    the lower start of a pair.
+    4 consecutive ends j..j + 3 of a start i share the heads (i, j] and split points (i, j)
+    when there are at least ``_TILE_MIN_SPLITS`` of them: their maxima are taken together
+    (:func:`_tile_start`), and each span adds the rest (:func:`_finish_span`). Starts below the
+    block go in pairs (i, i - 1), taking turns by groups of 4 ends: the lower start's spans
+    (i - 1, j + q) need the upper start's (i, j + q) and their own at smaller ends, and the
+    two share each E vector of their tiles (:func:`_tile_pair`). tile: 8 rows of n + 1 vectors.
     """
     tile_step = (n + 1) * LANES
-    low_base = _TILE_ENDS * tile_step
+    low = _TILE_ENDS * tile_step
     for j0 in range(1, n + 1, _END_BLOCK):
         j1 = min(j0 + _END_BLOCK, n + 1)
-        lower = False  # whether the start above computed this start's tiles
-        for i in range(j1 - 2, -1, -1):
-            # Pairs only below the block, where both starts' groups of ends begin at j0 and share
-            # enough split points below it (their S cells at j0 and above are not ready yet).
-            pair = not lower and i >= 1 and j0 - i - 1 >= _TILE_MIN_SPLITS
-            j = max(j0, i + 1)
-            while j < j1:
-                if j + _TILE_ENDS <= j1 and j - i - 1 >= _TILE_MIN_SPLITS:
-                    low = low_base + (j - j0) * tile_step  # this group's rows of the lower start
-                    if lower and j - i - 2 >= _TILE_MIN_SPLITS:  # tiled with the start above
+        i = j1 - 2
+        while i >= 0:
+            if i >= 1 and j0 - i - 1 >= _TILE_MIN_SPLITS:  # a pair below the block
+                j = j0
+                while j < j1:
+                    if j + _TILE_ENDS <= j1:
+                        _tile_pair(i, j, n, se, s_off, e_off, tile, tile_step)
                         for q in range(_TILE_ENDS):
                             _finish_span(
                                 i, j + q, n, lab, arc, se, x, s_off, e_off, x_off, tile,
-                                low + q * tile_step, i + 1, j, j0,
+                                q * tile_step, i, j,
+                            )
+                        for q in range(_TILE_ENDS):  # split point i and heads (i - 1, i] too
+                            _finish_span(
+                                i - 1, j + q, n, lab, arc, se, x, s_off, e_off, x_off, tile,
+                                low + q * tile_step, i, j,
                             )
                         j += _TILE_ENDS
-                        continue
-                    for m in range(j - i):
-                        h = i + 1 + m
-                        a_off = s_off[i] + (h - i - 1) * (n - i) * LANES  # S[i][h][i + 1]
-                        b0 = e_off[j] + ((h - 1) * j + i + 1) * LANES  # E[j][h][i + 1]
-                        b1 = e_off[j + 1] + ((h - 1) * (j + 1) + i + 1) * LANES
-                        b2 = e_off[j + 2] + ((h - 1) * (j + 2) + i + 1) * LANES
-                        b3 = e_off[j + 3] + ((h - 1) * (j + 3) + i + 1) * LANES
-                        if pair:  # and S[i - 1][h][i + 1] for the start below
-                            a_low = s_off[i - 1] + ((h - i) * (n - i + 1) + 1) * LANES
-                            _split_tile_pair(  # the lower start: split points below j0
-                                tile, m * LANES, tile_step, low + m * LANES, se, a_off, a_low,
-                                b0, b1, b2, b3, j0 - i - 1, j - i - 1,
+                    else:
+                        for start in (i, i - 1):
+                            _finish_span(
+                                start, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, 0,
+                                start, start,
                             )
-                        else:
-                            _split_tile(tile, m * LANES, tile_step, se, a_off, b0, b1, b2, b3,
-                                        j - i - 1)
+                        j += 1
+                i -= 2
+                continue
+            j = max(j0, i + 1)
+            while j < j1:
+                if j + _TILE_ENDS <= j1 and j - i - 1 >= _TILE_MIN_SPLITS:
+                    _tile_start(i, j, n, se, s_off, e_off, tile, tile_step)
                     for q in range(_TILE_ENDS):
                         _finish_span(
                             i, j + q, n, lab, arc, se, x, s_off, e_off, x_off, tile,
-                            q * tile_step, i, j, j,
+                            q * tile_step, i, j,
                         )
                     j += _TILE_ENDS
                 else:
-                    _finish_span(
-                        i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, 0, i, i, i
-                    )
+                    _finish_span(i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, 0, i, i)
                     j += 1
-            lower = pair
+            i -= 1
 
 
 # ----------------------------------------------------------------------------------------------
@@ -640,7 +665,7 @@ def workspaces(max_len: int, dtype, num_workers: int):
     size = max_len + 1
     se_cells, x_cells = buffer_cells(max_len)
     cells = (se_cells, x_cells, 2 * size * size * LANES, size * size * LANES,
-             (_TILE_ENDS + _END_BLOCK) * size * LANES)
+             2 * _TILE_ENDS * size * LANES)
     return tuple(_aligned_buffers(num_workers, c + LANES, dtype) for c in cells)
 
 
@@ -648,7 +673,7 @@ def workspace_bytes(max_len: int, dtype) -> int:
     """Bytes of one worker's workspace (:func:`workspaces`)."""
     size = max_len + 1
     cells = sum(buffer_cells(max_len)) + 3 * size * size * LANES
-    cells += (_TILE_ENDS + _END_BLOCK) * size * LANES
+    cells += 2 * _TILE_ENDS * size * LANES
     return cells * np.dtype(dtype).itemsize
 
 
