@@ -1253,7 +1253,7 @@ def _workers_that_fit(max_len: int, dtype, num_workers: int) -> int:
 # (:mod:`~lal_allennlp.decoding.joint_span_lanes`), in groups of at least _LANE_MIN_GROUP; longer
 # ones, and the rest, one at a time. Both give the same bits; the limits are where the lanes
 # stop being faster (``benchmarks/README.md``).
-LANE_MAX_LEN = 80
+LANE_MAX_LEN = 64
 _LANE_MIN_GROUP = 4
 
 
