@@ -185,82 +185,52 @@ def _split_heads(
             m += 1
 
 
-@intrinsic
-def _split_tile(typingctx, t, t_off, t_step, se, a_off, b0, b1, b2, b3, count):
-    """The split points that 4 spans (i, j), ..., (i, j + 3) share, for one head::
+def _split_tile_kernel(starts: int):
+    """:func:`_split_tile` (one start) or :func:`_split_tile_pair` (two)."""
 
-        t[t_off + q t_step] = max_{r < count} se[a_off + 8 r] + se[b_q + 8 r]   (q < 4)
+    @intrinsic
+    def kernel(typingctx, t, t_off, t_step, t_low, se, a_off, a_low, b0, b1, b2, b3, count):
+        if not _check_flat_arrays(t, se):
+            return None
+        intp = types.intp
+        sig = types.void(t, intp, intp, intp, se, intp, intp, intp, intp, intp, intp, intp)
 
-    (a: the head's S run of start i, b_q: its E run of end j + q; count >= 1). Each S vector is
-    loaded once for the 4 ends.
-    """
-    if not _check_flat_arrays(t, se):
-        return None
-    intp = types.intp
-    sig = types.void(t, intp, intp, se, intp, intp, intp, intp, intp, intp)
+        def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
+            t_v, t_off_v, t_step_v, t_low_v, se_v = args[:5]
+            a_offs, b_offs, count_v = args[5 : 5 + starts], args[7:11], args[11]
+            t_t, se_t = signature.args[0], signature.args[4]
+            code = _VectorCode(context, builder, t_t.dtype)
+            step = ir.Constant(count_v.type, LANES)
 
-    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        t_v, t_off_v, t_step_v, se_v, a_off_v = args[:5]
-        b_offs, count_v = args[5:9], args[9]
-        t_t, se_t = signature.args[0], signature.args[3]
-        code = _VectorCode(context, builder, t_t.dtype)
-        step = ir.Constant(count_v.type, LANES)
+            def terms(r):
+                shift = builder.mul(r, step)
+                rows = [code.load(se_t, se_v, builder.add(b, shift)) for b in b_offs]
+                sums = []
+                for a in a_offs:
+                    start_row = code.load(se_t, se_v, builder.add(a, shift))
+                    sums += [builder.fadd(start_row, row) for row in rows]
+                return sums
 
-        def terms(r):
-            shift = builder.mul(r, step)
-            a = code.load(se_t, se_v, builder.add(a_off_v, shift))
-            return [builder.fadd(a, code.load(se_t, se_v, builder.add(b, shift))) for b in b_offs]
+            for index, acc in enumerate(code.max_over(terms, count_v)):
+                lower, q = divmod(index, _TILE_ENDS)
+                first = t_low_v if lower else t_off_v
+                target = builder.add(first, builder.mul(ir.Constant(t_off_v.type, q), t_step_v))
+                code.store(t_t, t_v, target, builder.load(acc))
+            return context.get_dummy_value()
 
-        for q, acc in enumerate(code.max_over(terms, count_v)):
-            target = builder.add(t_off_v, builder.mul(ir.Constant(t_off_v.type, q), t_step_v))
-            code.store(t_t, t_v, target, builder.load(acc))
-        return context.get_dummy_value()
+        return sig, codegen
 
-    return sig, codegen
+    return kernel
 
 
-@intrinsic
-def _split_tile_pair(
-    typingctx, t, t_off, t_step, t_low, se, a_off, a_low, b0, b1, b2, b3, count
-):
-    """:func:`_split_tile` for two starts at once: the S runs of start i (``a_off``) and of start
-    i - 1 (``a_low``) over the same split points, against the E runs of the 4 ends::
-
-        t[t_off + q t_step] = max_{r < count} se[a_off + 8 r] + se[b_q + 8 r]
-        t[t_low + q t_step] = max_{r < count} se[a_low + 8 r] + se[b_q + 8 r]     (q < 4)
-
-    (count >= 1). 8 accumulators; each E vector is loaded once for the 2 starts, each S vector
-    once for the 4 ends.
-    """
-    if not _check_flat_arrays(t, se):
-        return None
-    intp = types.intp
-    sig = types.void(t, intp, intp, intp, se, intp, intp, intp, intp, intp, intp, intp)
-
-    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        t_v, t_off_v, t_step_v, t_low_v, se_v, a_off_v, a_low_v = args[:7]
-        b_offs, count_v = args[7:11], args[11]
-        t_t, se_t = signature.args[0], signature.args[4]
-        code = _VectorCode(context, builder, t_t.dtype)
-        step = ir.Constant(count_v.type, LANES)
-
-        def terms(r):
-            shift = builder.mul(r, step)
-            rows = [code.load(se_t, se_v, builder.add(b, shift)) for b in b_offs]
-            sums = []
-            for a in (a_off_v, a_low_v):
-                start_row = code.load(se_t, se_v, builder.add(a, shift))
-                sums += [builder.fadd(start_row, row) for row in rows]
-            return sums
-
-        for index, acc in enumerate(code.max_over(terms, count_v)):
-            low, q = divmod(index, _TILE_ENDS)
-            first = t_low_v if low else t_off_v
-            target = builder.add(first, builder.mul(ir.Constant(t_off_v.type, q), t_step_v))
-            code.store(t_t, t_v, target, builder.load(acc))
-        return context.get_dummy_value()
-
-    return sig, codegen
+# The split points that 4 spans (i, j), ..., (i, j + 3) share, for one head:
+#     t[t_off + q t_step] = max_{r < count} se[a_off + 8 r] + se[b_q + 8 r]      (q < 4)
+# (a_off: the head's S run of start i, b_q: its E run of end j + q; count >= 1). Each S vector
+# is loaded once for the 4 ends; 4 accumulators. t_low and a_low are not used.
+_split_tile = _split_tile_kernel(1)
+# The same for starts i (a_off, into t_off) and i - 1 (a_low, into t_low) over the same split
+# points: 8 accumulators, each E vector loaded once for the 2 starts.
+_split_tile_pair = _split_tile_kernel(2)
 
 
 def _attach_codegen(heads: int):
@@ -457,39 +427,27 @@ def _finish_span(
 
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
-def _tile_start(i, j, n, se, s_off, e_off, tile, tile_step):  # pragma: no cover - compiled code
-    """The maxima that spans (i, j), ..., (i, j + 3) share: heads (i, j], split points (i, j),
-    into tile rows 0-3 (:func:`_split_tile`)."""
-    for m in range(j - i):
-        h = i + 1 + m
-        _split_tile(
-            tile, m * LANES, tile_step, se,
-            s_off[i] + (h - i - 1) * (n - i) * LANES,  # S[i][h][i + 1]
-            e_off[j] + ((h - 1) * j + i + 1) * LANES,  # E[j][h][i + 1]
-            e_off[j + 1] + ((h - 1) * (j + 1) + i + 1) * LANES,
-            e_off[j + 2] + ((h - 1) * (j + 2) + i + 1) * LANES,
-            e_off[j + 3] + ((h - 1) * (j + 3) + i + 1) * LANES,
-            j - i - 1,
-        )
-
-
-@njit(cache=True, fastmath=FASTMATH, inline="always")
-def _tile_pair(i, j, n, se, s_off, e_off, tile, tile_step):  # pragma: no cover - compiled code
-    """:func:`_tile_start` for starts i (tile rows 0-3) and i - 1 (rows 4-7) over the same heads
-    (i, j] and split points (i, j) (:func:`_split_tile_pair`)."""
+def _tile(pair, i, j, n, se, s_off, e_off, tile, tile_step):  # pragma: no cover - compiled code
+    """The maxima that spans (i, j), ..., (i, j + 3) share, heads (i, j] and split points (i, j),
+    into tile rows 0-3 (:func:`_split_tile`); with ``pair``, also those of (i - 1, j), ...,
+    (i - 1, j + 3) over the same heads and split points, into rows 4-7 (:func:`_split_tile_pair`).
+    """
     low = _TILE_ENDS * tile_step
     for m in range(j - i):
         h = i + 1 + m
-        _split_tile_pair(
-            tile, m * LANES, tile_step, low + m * LANES, se,
-            s_off[i] + (h - i - 1) * (n - i) * LANES,  # S[i][h][i + 1]
-            s_off[i - 1] + ((h - i) * (n - i + 1) + 1) * LANES,  # S[i - 1][h][i + 1]
-            e_off[j] + ((h - 1) * j + i + 1) * LANES,  # E[j][h][i + 1]
-            e_off[j + 1] + ((h - 1) * (j + 1) + i + 1) * LANES,
-            e_off[j + 2] + ((h - 1) * (j + 2) + i + 1) * LANES,
-            e_off[j + 3] + ((h - 1) * (j + 3) + i + 1) * LANES,
-            j - i - 1,
-        )
+        a_off = s_off[i] + (h - i - 1) * (n - i) * LANES  # S[i][h][i + 1]
+        b0 = e_off[j] + ((h - 1) * j + i + 1) * LANES  # E[j][h][i + 1]
+        b1 = e_off[j + 1] + ((h - 1) * (j + 1) + i + 1) * LANES
+        b2 = e_off[j + 2] + ((h - 1) * (j + 2) + i + 1) * LANES
+        b3 = e_off[j + 3] + ((h - 1) * (j + 3) + i + 1) * LANES
+        if pair:
+            a_low = s_off[i - 1] + ((h - i) * (n - i + 1) + 1) * LANES  # S[i - 1][h][i + 1]
+            _split_tile_pair(
+                tile, m * LANES, tile_step, low + m * LANES, se, a_off, a_low, b0, b1, b2, b3,
+                j - i - 1,
+            )
+        else:
+            _split_tile(tile, m * LANES, tile_step, 0, se, a_off, 0, b0, b1, b2, b3, j - i - 1)
 
 
 @njit(cache=True, fastmath=FASTMATH)
@@ -498,10 +456,10 @@ def _fill(n, lab, arc, se, x, s_off, e_off, x_off, tile):  # pragma: no cover - 
 
     4 consecutive ends j..j + 3 of a start i share the heads (i, j] and split points (i, j)
     when there are at least ``_TILE_MIN_SPLITS`` of them: their maxima are taken together
-    (:func:`_tile_start`), and each span adds the rest (:func:`_finish_span`). Starts below the
+    (:func:`_tile`), and each span adds the rest (:func:`_finish_span`). Starts below the
     block go in pairs (i, i - 1), taking turns by groups of 4 ends: the lower start's spans
     (i - 1, j + q) need the upper start's (i, j + q) and their own at smaller ends, and the
-    two share each E vector of their tiles (:func:`_tile_pair`). tile: 8 rows of n + 1 vectors.
+    two share each E vector of their tiles (:func:`_tile`). tile: 8 rows of n + 1 vectors.
     """
     tile_step = (n + 1) * LANES
     low = _TILE_ENDS * tile_step
@@ -513,7 +471,7 @@ def _fill(n, lab, arc, se, x, s_off, e_off, x_off, tile):  # pragma: no cover - 
                 j = j0
                 while j < j1:
                     if j + _TILE_ENDS <= j1:
-                        _tile_pair(i, j, n, se, s_off, e_off, tile, tile_step)
+                        _tile(True, i, j, n, se, s_off, e_off, tile, tile_step)
                         for q in range(_TILE_ENDS):
                             _finish_span(
                                 i, j + q, n, lab, arc, se, x, s_off, e_off, x_off, tile,
@@ -537,7 +495,7 @@ def _fill(n, lab, arc, se, x, s_off, e_off, x_off, tile):  # pragma: no cover - 
             j = max(j0, i + 1)
             while j < j1:
                 if j + _TILE_ENDS <= j1 and j - i - 1 >= _TILE_MIN_SPLITS:
-                    _tile_start(i, j, n, se, s_off, e_off, tile, tile_step)
+                    _tile(False, i, j, n, se, s_off, e_off, tile, tile_step)
                     for q in range(_TILE_ENDS):
                         _finish_span(
                             i, j + q, n, lab, arc, se, x, s_off, e_off, x_off, tile,
