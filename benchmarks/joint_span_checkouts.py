@@ -3,12 +3,12 @@ alternating in one process.
 
 The decoder modules of ``--baseline`` (a git revision: ``lal_allennlp/decoding/joint_span.py``,
 ``joint_span_lanes.py`` where it exists, ``cky.py`` and the ``kernels.py`` they share) and
-those of the working tree are written to a temporary folder and imported from there, so that numba compiles both the same way. For each
-length, both versions decode the same seeded random float32 charts (112 labels,
-standard-normal span and arc scores; 100 sentences up to 80 words, fewer above, one from 300
-words), on one thread, in turn, ``--repeats`` times; the trees, heads and scores must be
-identical. The plain span CKY reads the same label scores, so its time is the
-scale the issue's goals use (the joint decoder's time at most 2x the CKY's at 40 words).
+those of the working tree are written to a temporary folder and imported from there, so that
+numba compiles both the same way. For each length, both versions decode the same seeded
+random float32 charts (112 labels, standard-normal span and arc scores; 100 sentences up to 80
+words, fewer above, one from 300 words), on one thread, in turn, ``--repeats`` times; the
+trees, heads and scores must be identical. The plain span CKY reads the same label scores, so
+its time is the scale the issue's goals use (the joint decoder's time at most 2x the CKY's at 40 words).
 
 Per decoder and length the report gives the fastest call's wall time per sentence, and for that
 call the user and system CPU time and the page faults (``getrusage``): every call allocates its
@@ -146,7 +146,7 @@ def main() -> None:
             versions[prefix] = tuple(
                 load_version(revision, folder, name, prefix) for name in ("cky", "joint_span")
             )
-            if has_module(revision, "joint_span_lanes"):  # since the lanes (2026-11-27)
+            if has_module(revision, "joint_span_lanes"):  # not in older revisions
                 load_version(revision, folder, "joint_span_lanes", prefix)
         (baseline_cky, baseline), (current_cky, current) = versions["baseline"], versions["current"]
         for length in args.lengths:

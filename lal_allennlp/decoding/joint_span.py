@@ -135,7 +135,7 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
 * Batches of short sentences (up to ``LANE_MAX_LEN`` words, in groups of at least 4) go to
   :mod:`~lal_allennlp.decoding.joint_span_lanes`, which runs the same recurrence with 8
   sentences in the vector lanes instead of 8 heads: no lane is wasted on a short span, and
-  every loop of a span serves all its heads. It is faster up to about 64 words; longer
+  every loop of a span serves all its heads. Its workspace is 8 sentences', so longer
   sentences, and the few left over, are decoded here one at a time.
 * One numba call decodes the batch; workers are parallel over sentences (``prange``), dealt out
   longest first, each reusing one workspace. ``S`` only uses cells (a, b) with a < b and ``E``

@@ -330,14 +330,6 @@ def _layout(n, s_off, e_off, x_off):  # pragma: no cover - compiled code
     return se_cells, cells
 
 
-def buffer_cells(n: int):
-    """Elements of the S/E buffer and of X for a group of sentences of at most n words."""
-    size = n + 1
-    se = sum((n - i) ** 2 for i in range(size)) + sum(j * j for j in range(size))
-    x = sum(j - i for i in range(size) for j in range(i + 1, size))
-    return (se + 1) * LANES, (x + 1) * LANES
-
-
 @njit(cache=True, fastmath=FASTMATH)
 def _load_group(span_scores, arc_scores, lengths, members, n, lab, arc):  # pragma: no cover
     """Label tables and arcs of the group's sentences into their lanes; zeros in the lanes of
@@ -621,18 +613,12 @@ def workspaces(max_len: int, dtype, num_workers: int):
     words, aligned to 64 bytes (zeros: no lane is read before it is written, but the padding
     lanes of shorter sentences are then finite)."""
     size = max_len + 1
-    se_cells, x_cells = buffer_cells(max_len)
+    se_cells, x_cells = _layout(  # the cells of the longest group's layout
+        max_len, np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size * size, np.int64)
+    )
     cells = (se_cells, x_cells, 2 * size * size * LANES, size * size * LANES,
              2 * _TILE_ENDS * size * LANES)
     return tuple(_aligned_buffers(num_workers, c + LANES, dtype) for c in cells)
-
-
-def workspace_bytes(max_len: int, dtype) -> int:
-    """Bytes of one worker's workspace (:func:`workspaces`)."""
-    size = max_len + 1
-    cells = sum(buffer_cells(max_len)) + 3 * size * size * LANES
-    cells += 2 * _TILE_ENDS * size * LANES
-    return cells * np.dtype(dtype).itemsize
 
 
 def group_order(lengths: np.ndarray, indices: np.ndarray):
