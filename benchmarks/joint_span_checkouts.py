@@ -8,7 +8,8 @@ numba compiles both the same way. For each length, both versions decode the same
 random float32 charts (112 labels, standard-normal span and arc scores; 100 sentences up to 80
 words, fewer above, one from 300 words), on one thread, in turn, ``--repeats`` times; the
 trees, heads and scores must be identical. The plain span CKY reads the same label scores, so
-its time is the scale the issue's goals use (the joint decoder's time at most 2x the CKY's at 40 words).
+its time is the scale the issue's goals use (the joint decoder's time at most 2x the CKY's at
+40 words).
 
 Per decoder and length the report gives the fastest call's wall time per sentence, and for that
 call the user and system CPU time and the page faults (``getrusage``): every call allocates its
