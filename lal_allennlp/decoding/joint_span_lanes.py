@@ -28,7 +28,9 @@ vector loaded once for the 8 (:func:`_attach_heads`). Spans are filled in blocks
 within a block, for a start far enough below it, 4 consecutive ends share the split points
 below the first of them, and each ``S`` run is loaded once for the 4 (:func:`_split_tile`);
 below the block, two starts also share the ``E`` runs (:func:`_split_tile_pair`). Every span
-then adds its own split points and writes its values (:func:`_split_heads`).
+then adds its own split points and writes its values (:func:`_split_heads`), and the 4 spans
+attach to the heads outside all of them together, each arc vector loaded once for the 4
+(:func:`_attach_tile`).
 
 Lanes of a sentence shorter than n hold values computed from zero scores for spans past its
 end. No cell of the sentence's own tree reads them: a span (i, j) only reads cells of spans
@@ -233,10 +235,17 @@ _split_tile = _split_tile_kernel(1)
 _split_tile_pair = _split_tile_kernel(2)
 
 
-def _attach_codegen(heads: int):
+def _attach_codegen(spans: int, heads: int):
+    """Code of the attachment kernels: ``spans`` spans of one start (ends j, j + 1, ...) by
+    ``heads`` heads, one accumulator each. Arguments: dst, the spans' first targets, their steps
+    from one head to the next, x, the spans' X rows, arc, arc_off, arc_step, count."""
+
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        dst_v, dst_off, dst_step, x_v, x_off, arc_v, arc_off, arc_step, count = args
-        dst_t, x_t, arc_t = signature.args[0], signature.args[3], signature.args[5]
+        dst_v, dst_offs, dst_steps = args[0], args[1 : 1 + spans], args[1 + spans : 1 + 2 * spans]
+        x_v, x_offs = args[1 + 2 * spans], args[2 + 2 * spans : 2 + 3 * spans]
+        arc_v, arc_off, arc_step, count = args[2 + 3 * spans :]
+        dst_t, x_t = signature.args[0], signature.args[1 + 2 * spans]
+        arc_t = signature.args[2 + 3 * spans]
         code = _VectorCode(context, builder, dst_t.dtype)
 
         def const(value):
@@ -244,16 +253,29 @@ def _attach_codegen(heads: int):
 
         arc_offs = [builder.add(arc_off, builder.mul(const(m), arc_step)) for m in range(heads)]
 
-        def terms(r):
+        def arcs_at(r):
             shift = builder.mul(r, const(LANES))
-            dependent = code.load(x_t, x_v, builder.add(x_off, shift))
-            return [
-                builder.fadd(dependent, code.load(arc_t, arc_v, builder.add(a, shift)))
-                for a in arc_offs
-            ]
+            return [code.load(arc_t, arc_v, builder.add(a, shift)) for a in arc_offs]
 
-        for m, acc in enumerate(code.max_over(terms, count)):
-            target = builder.add(dst_off, builder.mul(const(m), dst_step))
+        def dependent(q, r):
+            return code.load(x_t, x_v, builder.add(x_offs[q], builder.mul(r, const(LANES))))
+
+        def terms(r):
+            rows = arcs_at(r)
+            return [builder.fadd(dependent(q, r), row) for q in range(spans) for row in rows]
+
+        accs = code.max_over(terms, count)
+        # span q's own dependents past the common ones: r = count, ..., count + q - 1
+        extra = [arcs_at(builder.add(count, const(e))) for e in range(spans - 1)]
+        for q in range(1, spans):
+            for e in range(q):
+                value = dependent(q, builder.add(count, const(e)))
+                for m, row in enumerate(extra[e]):
+                    acc = accs[q * heads + m]
+                    builder.store(code.max(builder.load(acc), builder.fadd(value, row)), acc)
+        for index, acc in enumerate(accs):
+            q, m = divmod(index, heads)
+            target = builder.add(dst_offs[q], builder.mul(const(m), dst_steps[q]))
             code.store(dst_t, dst_v, target, builder.load(acc))
         return context.get_dummy_value()
 
@@ -267,7 +289,7 @@ def _attach_kernel(heads: int):
             return None
         intp = types.intp
         sig = types.void(dst, intp, intp, x, intp, arc, intp, intp, intp)
-        return sig, _attach_codegen(heads)
+        return sig, _attach_codegen(1, heads)
 
     return kernel
 
@@ -301,6 +323,54 @@ def _attach_heads(
         else:
             _attach_1(dst, dst_off + m * dst_step, dst_step, x, x_off, arc,
                       arc_off + m * arc_step, arc_step, count)
+            m += 1
+
+
+def _attach_tile_kernel(heads: int):
+    @intrinsic
+    def kernel(
+        typingctx, dst, d0, d1, d2, d3, t0, t1, t2, t3, x, x0, x1, x2, x3, arc, arc_off,
+        arc_step, count,
+    ):
+        if not _check_flat_arrays(dst, x, arc):
+            return None
+        intp = types.intp
+        sig = types.void(dst, *[intp] * 8, x, *[intp] * 4, arc, intp, intp, intp)
+        return sig, _attach_codegen(_TILE_ENDS, heads)
+
+    return kernel
+
+
+_attach_tile_4 = _attach_tile_kernel(_GROUP_HEADS)
+_attach_tile_1 = _attach_tile_kernel(1)
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _attach_tile(
+    heads, dst, d0, d1, d2, d3, t0, t1, t2, t3, x, x0, x1, x2, x3, arc, arc_off, arc_step, count
+):  # pragma: no cover - compiled code
+    """Outside attachments of the 4 spans (i, j), ..., (i, j + 3) of one start to ``heads``
+    consecutive heads that lie outside all 4::
+
+        dst[d_q + m t_q] = max_{r < count + q} x[x_q + 8 r] + arc[arc_off + m arc_step + 8 r]
+
+    (x_q: span q's X row, its dependents d = i + 1, ...; the 4 spans share the first count =
+    j - i of them, and span q has q more; count >= 1). Each arc vector is loaded once for the 4
+    spans, and each X vector once for 4 heads.
+    """
+    m = 0
+    while m < heads:
+        if heads - m >= _GROUP_HEADS:
+            _attach_tile_4(
+                dst, d0 + m * t0, d1 + m * t1, d2 + m * t2, d3 + m * t3, t0, t1, t2, t3, x, x0,
+                x1, x2, x3, arc, arc_off + m * arc_step, arc_step, count,
+            )
+            m += _GROUP_HEADS
+        else:
+            _attach_tile_1(
+                dst, d0 + m * t0, d1 + m * t1, d2 + m * t2, d3 + m * t3, t0, t1, t2, t3, x, x0,
+                x1, x2, x3, arc, arc_off + m * arc_step, arc_step, count,
+            )
             m += 1
 
 
@@ -361,10 +431,10 @@ def _load_group(span_scores, arc_scores, lengths, members, n, lab, arc):  # prag
 
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
-def _finish_span(
-    i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, tile_off, top, first_split
+def _span_values(
+    i, j, n, lab, se, x, s_off, e_off, x_off, tile, tile_off, top, first_split
 ):  # pragma: no cover - compiled code
-    """Values of span (i, j) for all its heads, then its outside attachments (DL, DR).
+    """Values of span (i, j) for all its heads: X, and multi into S and E.
 
     The heads h in (top, first_split] start from a tile's maxima over the split points k in
     (top, first_split) (``tile[tile_off + 8 (h - top - 1)]``) and add k in (i, top] and
@@ -406,6 +476,19 @@ def _finish_span(
             e_here + m * e_step, e_step, lab, one_off, multi_off, s_row + m * s_step, s_step,
             e_row + (first_split * j + i + 1) * LANES, e_step, w - 1, tile, 0,
         )
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _finish_span(
+    i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, tile_off, top, first_split
+):  # pragma: no cover - compiled code
+    """:func:`_span_values` of span (i, j), then its outside attachments (DL, DR)."""
+    _span_values(i, j, n, lab, se, x, s_off, e_off, x_off, tile, tile_off, top, first_split)
+    size = n + 1
+    w = j - i
+    x_row = x_off[i * size + j]
+    s_step = (n - i) * LANES
+    s_here = s_off[i] + (j - i - 1) * LANES  # S[i][i + 1][j]
     arc_step = size * LANES
     if j < n:  # DL[i, j, h] for h in (j, n], into S[i][h][j]
         _attach_heads(
@@ -414,7 +497,49 @@ def _finish_span(
         )
     if i > 0:  # DR[i, j, h] for h in [1, i], into E[j][h][i]
         _attach_heads(
-            i, se, e_row + i * LANES, e_step, x, x_row, arc, (size + i + 1) * LANES, arc_step, w
+            i, se, e_off[j] + i * LANES, j * LANES, x, x_row, arc, (size + i + 1) * LANES,
+            arc_step, w,
+        )
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _finish_tile(
+    i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, tile_off, tile_step, top, first_split
+):  # pragma: no cover - compiled code
+    """:func:`_finish_span` of the 4 spans (i, j), ..., (i, j + 3) of a tile (their tile rows
+    from ``tile_off``, ``tile_step`` apart). Each span's values first, with its attachments to
+    the heads (j + q, j + 3], which the tile's later spans read; then the attachments of the 4
+    spans to the heads outside all of them, together (:func:`_attach_tile`)."""
+    size = n + 1
+    arc_step = size * LANES
+    s_step = (n - i) * LANES
+    for q in range(_TILE_ENDS):
+        end = j + q
+        _span_values(
+            i, end, n, lab, se, x, s_off, e_off, x_off, tile, tile_off + q * tile_step, top,
+            first_split,
+        )
+        if q < _TILE_ENDS - 1:  # DL[i, end, h] for h in (end, j + 3], into S[i][h][end]
+            w = end - i
+            _attach_heads(
+                _TILE_ENDS - 1 - q, se, s_off[i] + (w - 1) * LANES + w * s_step, s_step, x,
+                x_off[i * size + end], arc, ((end + 1) * size + i + 1) * LANES, arc_step, w,
+            )
+    x0, x1 = x_off[i * size + j], x_off[i * size + j + 1]
+    x2, x3 = x_off[i * size + j + 2], x_off[i * size + j + 3]
+    far = j + _TILE_ENDS  # DL[i, j + q, h] for h in [far, n], into S[i][h][j + q]
+    if far <= n:
+        d0 = s_off[i] + (j - i - 1) * LANES + (far - i - 1) * s_step  # S[i][far][j]
+        _attach_tile(
+            n + 1 - far, se, d0, d0 + LANES, d0 + 2 * LANES, d0 + 3 * LANES, s_step, s_step,
+            s_step, s_step, x, x0, x1, x2, x3, arc, (far * size + i + 1) * LANES, arc_step,
+            j - i,
+        )
+    if i > 0:  # DR[i, j + q, h] for h in [1, i], into E[j + q][h][i]
+        _attach_tile(
+            i, se, e_off[j] + i * LANES, e_off[j + 1] + i * LANES, e_off[j + 2] + i * LANES,
+            e_off[j + 3] + i * LANES, j * LANES, (j + 1) * LANES, (j + 2) * LANES,
+            (j + 3) * LANES, x, x0, x1, x2, x3, arc, (size + i + 1) * LANES, arc_step, j - i,
         )
 
 
@@ -448,7 +573,7 @@ def _fill(n, lab, arc, se, x, s_off, e_off, x_off, tile):  # pragma: no cover - 
 
     4 consecutive ends j..j + 3 of a start i share the heads (i, j] and split points (i, j)
     when there are at least ``_TILE_MIN_SPLITS`` of them: their maxima are taken together
-    (:func:`_tile`), and each span adds the rest (:func:`_finish_span`). Starts below the
+    (:func:`_tile`), and each span adds the rest (:func:`_finish_tile`). Starts below the
     block go in pairs (i, i - 1), taking turns by groups of 4 ends: the lower start's spans
     (i - 1, j + q) need the upper start's (i, j + q) and their own at smaller ends, and the
     two share each E vector of their tiles (:func:`_tile`). tile: 8 rows of n + 1 vectors.
@@ -464,16 +589,13 @@ def _fill(n, lab, arc, se, x, s_off, e_off, x_off, tile):  # pragma: no cover - 
                 while j < j1:
                     if j + _TILE_ENDS <= j1:
                         _tile(True, i, j, n, se, s_off, e_off, tile, tile_step)
-                        for q in range(_TILE_ENDS):
-                            _finish_span(
-                                i, j + q, n, lab, arc, se, x, s_off, e_off, x_off, tile,
-                                q * tile_step, i, j,
-                            )
-                        for q in range(_TILE_ENDS):  # split point i and heads (i - 1, i] too
-                            _finish_span(
-                                i - 1, j + q, n, lab, arc, se, x, s_off, e_off, x_off, tile,
-                                low + q * tile_step, i, j,
-                            )
+                        _finish_tile(
+                            i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, 0, tile_step, i, j
+                        )
+                        _finish_tile(  # split point i and heads (i - 1, i] too
+                            i - 1, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, low,
+                            tile_step, i, j,
+                        )
                         j += _TILE_ENDS
                     else:
                         for start in (i, i - 1):
@@ -488,11 +610,9 @@ def _fill(n, lab, arc, se, x, s_off, e_off, x_off, tile):  # pragma: no cover - 
             while j < j1:
                 if j + _TILE_ENDS <= j1 and j - i - 1 >= _TILE_MIN_SPLITS:
                     _tile(False, i, j, n, se, s_off, e_off, tile, tile_step)
-                    for q in range(_TILE_ENDS):
-                        _finish_span(
-                            i, j + q, n, lab, arc, se, x, s_off, e_off, x_off, tile,
-                            q * tile_step, i, j,
-                        )
+                    _finish_tile(
+                        i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, 0, tile_step, i, j
+                    )
                     j += _TILE_ENDS
                 else:
                     _finish_span(i, j, n, lab, arc, se, x, s_off, e_off, x_off, tile, 0, i, i)
