@@ -158,7 +158,7 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from lal_allennlp.decoding.kernels import FASTMATH, MAX_FLAGS, maxnum, segment_max
+from lal_allennlp.decoding.kernels import FASTMATH, MAX_FLAGS, maxnum, prefetch_row, segment_max
 
 __all__ = ["joint_span_decode", "EMPTY", "SUB_HEAD"]
 
@@ -201,13 +201,22 @@ def _node_label(row, first, one_value, use_one):  # pragma: no cover - compiled 
     return first  # unreachable for finite scores
 
 
-@njit(cache=True, fastmath=FASTMATH, inline="always")
-def _emit(out_spans, pos, sent, label_one, i, j, n, role):  # pragma: no cover - compiled code
-    """Write node (i, j) with the label its role takes, at row pos of out_spans."""
-    use_one = role == _ROLE_ROOT or (role == _ROLE_DEP and j - i > 1)
-    out_spans[pos, 0] = i
-    out_spans[pos, 1] = j
-    out_spans[pos, 2] = _node_label(sent[i, j], _first_label(i, j, n), label_one[i, j], use_one)
+@njit(cache=True, fastmath=FASTMATH)
+def _label_nodes(out_spans, n, sent, label_one):  # pragma: no cover - compiled code
+    """Replace the role in column 2 of each of the 2n - 1 rows (i, j, role) of out_spans by the
+    label that the node takes in that role (label_one: 2-d, ``label_one[i, j]``).
+
+    The tracebacks run this after the whole tree is traced, having prefetched each node's label
+    scores when they met it: the scores are long out of the caches after the chart fill, and
+    this way the misses overlap instead of stalling each node in turn."""
+    for pos in range(2 * n - 1):
+        i = out_spans[pos, 0]
+        j = out_spans[pos, 1]
+        role = out_spans[pos, 2]
+        use_one = role == _ROLE_ROOT or (role == _ROLE_DEP and j - i > 1)
+        out_spans[pos, 2] = _node_label(
+            sent[i, j], _first_label(i, j, n), label_one[i, j], use_one
+        )
 
 
 # ----------------------------------------------------------------------------------------------
@@ -1019,12 +1028,13 @@ def _best_split(S, E, i, j, h, stride, rows):  # pragma: no cover - compiled cod
     chunks = stride // _LANES
     s_row = _cell(i, 0, h, rows, chunks)  # S[i, k, h] = s_row + 8 k
     e_row = _cell(j, 0, h, rows, chunks)  # E[j, k, h] = e_row + 8 k
-    raw = S[s_row + (i + 1) * _LANES] + E[e_row + (i + 1) * _LANES]
-    for k in range(i + 2, j):
-        raw = maxnum(raw, S[s_row + k * _LANES] + E[e_row + k * _LANES])
     k = i + 1
-    while k < j - 1 and S[s_row + k * _LANES] + E[e_row + k * _LANES] != raw:
-        k += 1
+    raw = S[s_row + k * _LANES] + E[e_row + k * _LANES]
+    for split in range(i + 2, j):  # one pass; strict: the first split among ties
+        value = S[s_row + split * _LANES] + E[e_row + split * _LANES]
+        if value > raw:
+            raw = value
+            k = split
     return k, raw
 
 
@@ -1065,7 +1075,10 @@ def _trace_back(
         i = stack[top, 0]
         j = stack[top, 1]
         h = stack[top, 2]
-        _emit(out_spans, pos, sent, label_one, i, j, n, stack[top, 3])
+        out_spans[pos, 0] = i
+        out_spans[pos, 1] = j
+        out_spans[pos, 2] = stack[top, 3]  # the role for now; the label at the end
+        prefetch_row(sent[i, j])  # the node's label scores (see _label_nodes)
         pos += 1
         if j - i == 1:
             continue
@@ -1082,6 +1095,7 @@ def _trace_back(
             _push(stack, top + 1, i, k, h, _ROLE_HEAD)
         out_heads[d - 1] = h
         top += 2
+    _label_nodes(out_spans, n, sent, label_one)
 
 
 @njit(cache=True, fastmath=FASTMATH)

@@ -49,7 +49,7 @@ from lal_allennlp.decoding.joint_span import (
     _ROLE_ROOT,
     EMPTY,
     _first_label,
-    _node_label,
+    _label_nodes,
     _VectorCode,
     _aligned_buffers,
     _check_flat_arrays,
@@ -685,13 +685,8 @@ def _trace_lane(
         out_heads[d - 1] = h
         top += 2
     # The labels last, when the prefetched label scores of all nodes have had time to arrive.
-    for pos in range(2 * m - 1):
-        i = out_spans[pos, 0]
-        j = out_spans[pos, 1]
-        role = out_spans[pos, 2]
-        use_one = role == _ROLE_ROOT or (role == _ROLE_DEP and j - i > 1)
-        one_value = lab[(i * size + j) * LANES + lane]
-        out_spans[pos, 2] = _node_label(sent[i, j], _first_label(i, j, m), one_value, use_one)
+    one_label = lab[: size * size * LANES].reshape((size, size, LANES))[:, :, lane]
+    _label_nodes(out_spans, m, sent, one_label)
     return score
 
 
