@@ -132,11 +132,11 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
 * The label tables read every span's L scores once, which is bound by memory bandwidth; the
   O(n^4) arithmetic is the rest. The plain span CKY (:mod:`~lal_allennlp.decoding.cky`) reads the
   same scores, so it bounds the speed of any decoder of these charts from above.
-* Batches of short sentences (up to ``LANE_MAX_LEN`` words, in groups of at least 4) go to
-  :mod:`~lal_allennlp.decoding.joint_span_lanes`, which runs the same recurrence with 8
-  sentences in the vector lanes instead of 8 heads: no lane is wasted on a short span, and
-  every loop of a span serves all its heads. Its workspace is 8 sentences', so longer
-  sentences, and the few left over, are decoded here one at a time.
+* Short sentences (up to ``LANE_MAX_LEN`` words, in groups of similar lengths, large enough for
+  their length: :func:`_worth_lanes`) go to :mod:`~lal_allennlp.decoding.joint_span_lanes`,
+  which runs the same recurrence with 8 sentences in the vector lanes instead of 8 heads: no
+  lane is wasted on a short span, and every loop of a span serves all its heads. Its workspace
+  is 8 sentences', so longer sentences, and the few left over, are decoded here one at a time.
 * One numba call decodes the batch; workers are parallel over sentences (``prange``), dealt out
   longest first, each reusing one workspace. ``S`` only uses cells (a, b) with a < b and ``E``
   cells (j, k) with j > k, so the two share one buffer, which holds for each start or end and
@@ -1264,11 +1264,26 @@ def _workers_that_fit(max_len: int, dtype, num_workers: int) -> int:
 
 
 # Sentences of at most this many words are decoded 8 at a time, one per vector lane
-# (:mod:`~lal_allennlp.decoding.joint_span_lanes`), in groups of at least _LANE_MIN_GROUP; longer
-# ones, and the rest, one at a time. Both give the same bits; the limits are where the lanes
-# stop being faster (``benchmarks/README.md``).
+# (:mod:`~lal_allennlp.decoding.joint_span_lanes`); longer ones one at a time. Both give the same
+# bits; the limit is where the lanes stop being faster (``benchmarks/README.md``).
 LANE_MAX_LEN = 64
-_LANE_MIN_GROUP = 4
+# A group costs the lanes about what 8 sentences of its longest length cost them, whatever its
+# size and the lengths of the others; one at a time, a sentence of up to 64 words costs about the
+# square of its length (the label pass and the call's overheads weigh as much as the O(n^4)
+# fill there). So a group goes to the lanes only if its sentences weigh, in sentences of its
+# longest length (sum of (length / longest)^2), at least _LANE_MIN_GROUP[t], where its longest
+# sentence has at most _LANE_GROUP_LEN[t] words: where groups of that many sentences of one
+# length were faster in lanes than one at a time (``benchmarks/README.md``).
+_LANE_GROUP_LEN = np.array([20, 30, 40, 48, LANE_MAX_LEN])
+_LANE_MIN_GROUP = np.array([1, 2, 3, 4, 5])
+
+
+def _worth_lanes(lengths: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Which groups (rows of ``groups``, longest first, padded with -1) to decode in lanes."""
+    longest = lengths[groups[:, 0]]
+    members = np.where(groups >= 0, lengths[groups], 0)
+    weight = ((members / longest[:, None]) ** 2).sum(axis=1)
+    return weight >= _LANE_MIN_GROUP[np.searchsorted(_LANE_GROUP_LEN, longest)]
 
 
 def joint_span_decode(
@@ -1291,9 +1306,10 @@ def joint_span_decode(
         Sentence lengths in words, each in [1, max_len].
     lanes : ``bool``, optional
         How sentences of at most ``LANE_MAX_LEN`` words are decoded: ``None`` (default) 8 at a
-        time in vector lanes where at least 4 of them make a group, else one at a time; ``True``
-        always in lanes; ``False`` always one at a time. The results are the same; only the
-        speed differs.
+        time in vector lanes where a group (of similar lengths) is large enough for its length
+        (from 1 sentence of up to 20 words to 5 of up to 64), else one at a time; ``True`` always
+        in lanes; ``False`` always one at a time. The results are the same; only the speed
+        differs.
 
     Returns
     -------
@@ -1346,8 +1362,8 @@ def joint_span_decode(
 
         short = alone[lengths <= LANE_MAX_LEN]
         groups, sizes = joint_span_lanes.group_order(lengths, short)
-        if lanes is None:  # a group of few sentences costs more in lanes than one at a time
-            keep = sizes >= _LANE_MIN_GROUP
+        if lanes is None and len(groups):
+            keep = _worth_lanes(lengths, groups)
             groups, sizes = groups[keep], sizes[keep]
         if len(groups):
             lane_len = int(lengths[groups[0, 0]])

@@ -423,14 +423,48 @@ def test_lane_groups_of_mixed_lengths_and_sizes(integer: bool, monkeypatch) -> N
             ]
             joined = tuple(sum((list(part[m]) for part in parts), []) for m in range(2))
             _assert_same(alone, joined + (np.concatenate([part[2] for part in parts]),))
-    # The 25 short sentences of each part in groups of 8 and a last smaller one, which
-    # lanes=None leaves to the one-at-a-time decoder when it has fewer than 4 (the first 2
-    # sentences are too long for lanes). Per part size, lanes=None then lanes=True:
+    # The 25 short sentences of each part in groups of 8 and a last smaller one (the first 2
+    # sentences are too long for lanes). lanes=True decodes every group in lanes; lanes=None
+    # leaves to the one-at-a-time decoder the groups whose sentences weigh too little for their
+    # longest length (sum of (length / longest)^2), hand-checked: of the parts of 8, 8, 8 and 3
+    # every group (e.g. 64, 44, 42, 24, 15, 7: 2.11 < 5), of the part of 5 its group of 3; with
+    # integer scores (other lengths) also 53, 53, 48, 37, 33, 28, 28, 26 of the part of 27 (4.49
+    # < 5) and 53, 37, 33, 28, 28, 26, 23, 19 of the part of 22 (2.99 < 5).
+    by_default = {False: ([8, 8, 8, 1], [8, 8, 6]), True: ([8, 8, 1], [8, 6])}[integer]
     assert decoded_in_lanes == (
-        [8, 8, 8] + [8, 8, 8, 1]  # one part of 27
-        + [6, 8, 8] + [6, 8, 8, 3]  # parts of 8, 8, 8 and 3
-        + [8, 8, 6] + [3, 8, 8, 6]  # parts of 5 and 22
+        by_default[0] + [8, 8, 8, 1]  # one part of 27: lanes=None, then lanes=True
+        + [] + [6, 8, 8, 3]  # parts of 8, 8, 8 and 3
+        + by_default[1] + [3, 8, 8, 6]  # parts of 5 and 22
     )
+
+
+@pytest.mark.parametrize(
+    "lengths, in_lanes",
+    [
+        ([20], True), ([21], False), ([30, 30], True), ([31, 31], False), ([40] * 3, True),
+        ([40] * 2, False), ([48] * 4, True), ([49] * 4, False), ([64] * 5, True),
+        ([64] * 4, False), ([LANE_MAX_LEN + 1] * 8, False),
+        # mixed lengths weigh (length / longest)^2 each: 1.31 < 3, then 2.22 >= 2
+        ([40, 20, 10], False), ([30, 30, 10, 10], True),
+    ],
+)
+def test_default_dispatch_by_group_size_and_length(lengths, in_lanes, monkeypatch) -> None:
+    """By default a group goes to the lanes from 1 sentence of up to 20 words, 2 of up to 30,
+    3 of up to 40, 4 of up to 48 and 5 of up to 64 words (where the lanes were faster than one
+    at a time), shorter sentences counting for less; the trees are the same either way."""
+    decoded_in_lanes: List[int] = []
+    decode_groups = joint_span_lanes.decode_groups
+
+    def counting(span_scores, arc_scores, lengths, groups, sizes, *rest):
+        decoded_in_lanes.extend(sizes.tolist())
+        return decode_groups(span_scores, arc_scores, lengths, groups, sizes, *rest)
+
+    monkeypatch.setattr(joint_span_lanes, "decode_groups", counting)
+    rng = np.random.default_rng(sum(lengths))
+    span_scores, arc_scores = _random_batch(rng, lengths, 5, np.float32)
+    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
+    _assert_same(fast, ALONE(span_scores, arc_scores, np.array(lengths)))
+    assert decoded_in_lanes == ([len(lengths)] if in_lanes else [])
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 23, 40])
