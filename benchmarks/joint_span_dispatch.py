@@ -119,7 +119,10 @@ def main() -> None:
         print(f"| {lengths} | {weight:.2f} | {times['alone'] / times['lanes']:.2f}x | {lanes} |")
 
     print("\nWSJ-like batches (lengths 1 to 64, mean about 25): us per sentence\n")
-    print("| sentences | default picks | default | all in lanes | all alone | faster of the two / default |")
+    print(
+        "| sentences | default picks | default | all in lanes | all alone "
+        "| faster of the two / default |"
+    )
     print("|---:|---|---:|---:|---:|---:|")
     for count in args.batches:
         rng = np.random.default_rng(count)
