@@ -296,12 +296,14 @@ def test_joint_span_decoder_refuses_a_workspace_larger_than_memory(monkeypatch):
     arc_scores = rng.standard_normal((3, 31, 31))
     expected = joint_span.joint_span_decode(span_scores, arc_scores, lengths)
     one_workspace = joint_span.workspace_bytes(30, np.float64)
+    # The sentences one at a time (lanes=False; by default 3 of 30 words go 8 at a time in vector
+    # lanes, whose workspace, for at most LANE_MAX_LEN words, is a few MB).
     # Room for one workspace: one worker, the same trees.
     monkeypatch.setattr(joint_span, "_available_memory_bytes", lambda: one_workspace + 1)
     assert joint_span._workers_that_fit(30, np.float64, 3) == 1
-    spans, heads, _ = joint_span.joint_span_decode(span_scores, arc_scores, lengths)
+    spans, heads, _ = joint_span.joint_span_decode(span_scores, arc_scores, lengths, lanes=False)
     assert all(np.array_equal(a, b) for a, b in zip(spans + heads, expected[0] + expected[1]))
     # No room: a clear error instead of the system killing the process.
     monkeypatch.setattr(joint_span, "_available_memory_bytes", lambda: one_workspace - 1)
     with pytest.raises(MemoryError, match="workspace for a sentence of 30 words"):
-        joint_span.joint_span_decode(span_scores, arc_scores, lengths)
+        joint_span.joint_span_decode(span_scores, arc_scores, lengths, lanes=False)
