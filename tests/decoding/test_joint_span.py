@@ -395,19 +395,25 @@ def test_longer_sentences_with_ties(dtype, lanes: bool) -> None:
         _check_joint_tree(fast[0][b], fast[1][b], n, 12)
 
 
-@pytest.mark.parametrize("integer", [False, True])
-def test_lane_groups_of_mixed_lengths_and_sizes(integer: bool, monkeypatch) -> None:
-    """Groups that pad sentences of 1 to LANE_MAX_LEN words to their longest, partial groups,
-    and sentences just above the limit, which go one at a time: every tree and score equals the
-    one-at-a-time decoder's, in the default dispatch and with every short sentence in lanes."""
-    decoded_in_lanes: List[int] = []
+@pytest.fixture
+def decoded_in_lanes(monkeypatch) -> List[int]:
+    """The sizes of the groups that the lane decoder is given, call after call."""
+    sizes_seen: List[int] = []
     decode_groups = joint_span_lanes.decode_groups
 
     def counting(span_scores, arc_scores, lengths, groups, sizes, *rest):
-        decoded_in_lanes.extend(sizes.tolist())
+        sizes_seen.extend(sizes.tolist())
         return decode_groups(span_scores, arc_scores, lengths, groups, sizes, *rest)
 
     monkeypatch.setattr(joint_span_lanes, "decode_groups", counting)
+    return sizes_seen
+
+
+@pytest.mark.parametrize("integer", [False, True])
+def test_lane_groups_of_mixed_lengths_and_sizes(integer: bool, decoded_in_lanes) -> None:
+    """Groups that pad sentences of 1 to LANE_MAX_LEN words to their longest, partial groups,
+    and sentences just above the limit, which go one at a time: every tree and score equals the
+    one-at-a-time decoder's, in the default dispatch and with every short sentence in lanes."""
     rng = np.random.default_rng(90 + integer)
     lengths = [LANE_MAX_LEN + 1, LANE_MAX_LEN + 3, LANE_MAX_LEN] + rng.integers(
         1, LANE_MAX_LEN + 1, 24
@@ -448,18 +454,10 @@ def test_lane_groups_of_mixed_lengths_and_sizes(integer: bool, monkeypatch) -> N
         ([40, 20, 10], False), ([30, 30, 10, 10], True),
     ],
 )
-def test_default_dispatch_by_group_size_and_length(lengths, in_lanes, monkeypatch) -> None:
+def test_default_dispatch_by_group_size_and_length(lengths, in_lanes, decoded_in_lanes) -> None:
     """By default a group goes to the lanes from 1 sentence of up to 20 words, 2 of up to 30,
     3 of up to 40, 4 of up to 48 and 5 of up to 64 words (where the lanes were faster than one
     at a time), shorter sentences counting for less; the trees are the same either way."""
-    decoded_in_lanes: List[int] = []
-    decode_groups = joint_span_lanes.decode_groups
-
-    def counting(span_scores, arc_scores, lengths, groups, sizes, *rest):
-        decoded_in_lanes.extend(sizes.tolist())
-        return decode_groups(span_scores, arc_scores, lengths, groups, sizes, *rest)
-
-    monkeypatch.setattr(joint_span_lanes, "decode_groups", counting)
     rng = np.random.default_rng(sum(lengths))
     span_scores, arc_scores = _random_batch(rng, lengths, 5, np.float32)
     fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
