@@ -1004,15 +1004,15 @@ def _fill_charts(n, S, E, rows, X, x_starts, T, label_one, label_multi, arc_t): 
             i -= 1
 
 
-@njit(cache=True, fastmath=FASTMATH)
-def _best_root(X, x_starts, arc, label_one, n):  # pragma: no cover - compiled code
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _best_root(x, first, step, one_word, arc, n):  # pragma: no cover - compiled code
     """(root, score): the smallest h maximising one[0, n, h] + arc[0, h] (the whole sentence is a
-    ``one`` span; for n = 1, one_label of the single word)."""
-    row_root = _x_row(0, n, x_starts[0])
+    ``one`` span; for n = 1, ``one_word``, the one_label of the single word). one[0, n, h] is
+    ``x[first + (h - 1) step]`` (the sentence's X row, which either layout addresses)."""
     root = 1
-    score = (label_one[0, 1] if n == 1 else X[row_root + 1]) + arc[0, 1]
+    score = (one_word if n == 1 else x[first]) + arc[0, 1]
     for h in range(2, n + 1):
-        value = X[row_root + h] + arc[0, h]
+        value = x[first + (h - 1) * step] + arc[0, h]
         if value > score:  # strict: smallest h among ties
             score = value
             root = h
@@ -1056,6 +1056,21 @@ def _push(stack, top, i, j, h, role):  # pragma: no cover - compiled code
     stack[top, 3] = role
 
 
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _pop_node(stack, top, pos, out_spans, sent):  # pragma: no cover - compiled code
+    """Pop the traceback's next node (i, j, head, role) off ``stack`` (``top`` entries) and write
+    (i, j, role) at row ``pos`` of out_spans: the role for now, the label at the end
+    (:func:`_label_nodes`), whose label scores this prefetches. Returns (top, i, j, head)."""
+    top -= 1
+    i = stack[top, 0]
+    j = stack[top, 1]
+    out_spans[pos, 0] = i
+    out_spans[pos, 1] = j
+    out_spans[pos, 2] = stack[top, 3]
+    prefetch_row(sent[i, j])  # long out of the caches after the chart fill
+    return top, i, j, stack[top, 2]
+
+
 @njit(cache=True, fastmath=FASTMATH)
 def _trace_back(
     sent, arc, n, S, E, rows, X, x_starts, label_one, root, stack, out_spans, out_heads
@@ -1071,14 +1086,7 @@ def _trace_back(
     top = 1
     pos = 0
     while top > 0:
-        top -= 1
-        i = stack[top, 0]
-        j = stack[top, 1]
-        h = stack[top, 2]
-        out_spans[pos, 0] = i
-        out_spans[pos, 1] = j
-        out_spans[pos, 2] = stack[top, 3]  # the role for now; the label at the end
-        prefetch_row(sent[i, j])  # the node's label scores (see _label_nodes)
+        top, i, j, h = _pop_node(stack, top, pos, out_spans, sent)
         pos += 1
         if j - i == 1:
             continue
@@ -1123,7 +1131,8 @@ def _decode_sentence(
     _se_layout(n, rows)
     _x_layout(n, x_starts)
     _fill_charts(n, S, E, rows, X, x_starts, T, label_one, label_multi, arc_t)
-    root, score = _best_root(X, x_starts, arc, label_one, n)
+    # X[0, n, h] for h = 1, ..., n
+    root, score = _best_root(X, _x_row(0, n, x_starts[0]) + 1, 1, label_one[0, 1], arc, n)
     _trace_back(sent, arc, n, S, E, rows, X, x_starts, label_one, root, stack, out_spans, out_heads)
     return score
 

@@ -52,7 +52,9 @@ from lal_allennlp.decoding.joint_span import (
     _label_nodes,
     _VectorCode,
     _aligned_buffers,
+    _best_root,
     _check_flat_arrays,
+    _pop_node,
     _push,
 )
 from lal_allennlp.decoding.kernels import FASTMATH, maxnum, prefetch_row, segment_max
@@ -632,28 +634,14 @@ def _trace_lane(
     """Root, score and tree of the sentence in ``lane`` (m words; arc: its own arc scores), as
     :func:`~lal_allennlp.decoding.joint_span._trace_back` recovers them (same tie rules)."""
     size = n + 1
-    one_root = lab[(0 * size + m) * LANES + lane]
-    row_root = x_off[m] + lane  # X[0, m][h] = row_root + 8 (h - 1)
-    root = 1
-    score = (one_root if m == 1 else x[row_root]) + arc[0, 1]
-    for h in range(2, m + 1):
-        value = x[row_root + (h - 1) * LANES] + arc[0, h]
-        if value > score:  # strict: smallest h among ties
-            score = value
-            root = h
+    # X[0, m][h] at x_off[m] + lane + 8 (h - 1); one_label(0, m), read for a single word
+    root, score = _best_root(x, x_off[m] + lane, LANES, lab[m * LANES + lane], arc, m)
     out_heads[root - 1] = 0
     _push(stack, 0, 0, m, root, _ROLE_ROOT)
     top = 1
     pos = 0
     while top > 0:
-        top -= 1
-        i = stack[top, 0]
-        j = stack[top, 1]
-        h = stack[top, 2]
-        out_spans[pos, 0] = i
-        out_spans[pos, 1] = j
-        out_spans[pos, 2] = stack[top, 3]  # the role for now; the label below
-        prefetch_row(sent[i, j])  # the node's label scores, long out of the caches
+        top, i, j, h = _pop_node(stack, top, pos, out_spans, sent)
         pos += 1
         if j - i == 1:
             continue
