@@ -123,6 +123,10 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   accumulators (:func:`_split_max_tile`), which read each E row chunk once for the 4 starts
   and each S row chunk once for 2 ends; each span then adds its own few split points
   (:func:`_split_max_seeded`). Maxima are exact in any order, so the result is the same.
+  On long sentences (``_TILE_AHEAD_FROM`` words and more) a tile's S cells come from memory
+  (they are read once per block) and so do a block's E cells once they outgrow the caches; the
+  tiles then prefetch the next chunk's S cells and the next pair of ends' E cells while they
+  work on their own (:func:`_split_max_tile_ahead`).
 * The outside attachments of such a block go by its 8 ends: the dependents that the 8 spans of
   one start have in common are maximised together (:func:`_broadcast_sums_tile`), each chunk of
   arcs read once for the 8 spans, and each span then adds its own (:func:`_attach_block`). Only
@@ -158,7 +162,14 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from lal_allennlp.decoding.kernels import FASTMATH, MAX_FLAGS, maxnum, prefetch_row, segment_max
+from lal_allennlp.decoding.kernels import (
+    FASTMATH,
+    MAX_FLAGS,
+    emit_prefetch,
+    maxnum,
+    prefetch_row,
+    segment_max,
+)
 
 __all__ = ["joint_span_decode", "EMPTY", "SUB_HEAD"]
 
@@ -418,6 +429,54 @@ def _split_max_seeded(
 _TILE_STARTS = 4  # starts of a tile of :func:`_split_max_tile`
 _TILE_ENDS = 2  # ends of a tile
 _TILE_MIN_SPLITS = 16  # tiles only where the starts share at least this many split points
+_TILE_AHEAD_FROM = 160  # tiles prefetch their next operands in sentences of this many words
+
+
+def _split_max_tile_codegen(next_a: int, next_b: int):
+    """Code of :func:`_split_max_tile` and its prefetching forms: the arguments after ``count``
+    are ``next_a`` offsets into a and ``next_b`` into b whose runs are prefetched (into the L2
+    cache) alongside the runs that the tile reads, one chunk per term."""
+
+    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
+        t_v, t_off_v, t_step_start_v, t_step_end_v, a_v = args[:5]
+        a_offs, b_v, b_offs, count_v = args[5:9], args[9], args[10:12], args[12]
+        next_a_offs = args[13 : 13 + next_a]
+        next_b_offs = args[13 + next_a : 13 + next_a + next_b]
+        t_t, a_t, b_t = signature.args[0], signature.args[4], signature.args[9]
+        code = _VectorCode(context, builder, t_t.dtype)
+        step_v = ir.Constant(count_v.type, _LANES)  # the terms are consecutive chunks
+
+        def terms(r):
+            shift = builder.mul(r, step_v)
+            for array_t, array_v, offs in ((a_t, a_v, next_a_offs), (b_t, b_v, next_b_offs)):
+                for off in offs:
+                    pointer = code.pointer(array_t, array_v, builder.add(off, shift))
+                    emit_prefetch(builder, pointer, locality=2)
+            rows_a = [code.load(a_t, a_v, builder.add(off, shift)) for off in a_offs]
+            rows_b = [code.load(b_t, b_v, builder.add(off, shift)) for off in b_offs]
+            return [builder.fadd(ra, rb) for ra in rows_a for rb in rows_b]
+
+        accs = code.max_over(terms, count_v)
+        for index, acc in enumerate(accs):
+            m, p = divmod(index, _TILE_ENDS)
+            target = builder.add(
+                t_off_v,
+                builder.add(
+                    builder.mul(ir.Constant(t_off_v.type, m), t_step_start_v),
+                    builder.mul(ir.Constant(t_off_v.type, p), t_step_end_v),
+                ),
+            )
+            code.store(t_t, t_v, target, builder.load(acc))
+        return context.get_dummy_value()
+
+    return codegen
+
+
+def _split_max_tile_signature(t, a, b, prefetched: int):
+    intp = types.intp
+    return types.void(
+        t, intp, intp, intp, a, intp, intp, intp, intp, b, intp, intp, intp, *([intp] * prefetched)
+    )
 
 
 @intrinsic
@@ -436,36 +495,31 @@ def _split_max_tile(
     """
     if not _check_flat_arrays(t, a, b):
         return None
-    intp = types.intp
-    sig = types.void(t, intp, intp, intp, a, intp, intp, intp, intp, b, intp, intp, intp)
+    return _split_max_tile_signature(t, a, b, 0), _split_max_tile_codegen(0, 0)
 
-    def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        t_v, t_off_v, t_step_start_v, t_step_end_v, a_v = args[:5]
-        a_offs, b_v, b_offs, count_v = args[5:9], args[9], args[10:12], args[12]
-        t_t, a_t, b_t = signature.args[0], signature.args[4], signature.args[9]
-        code = _VectorCode(context, builder, t_t.dtype)
-        step_v = ir.Constant(count_v.type, _LANES)  # the terms are consecutive chunks
 
-        def terms(r):
-            shift = builder.mul(r, step_v)
-            rows_a = [code.load(a_t, a_v, builder.add(off, shift)) for off in a_offs]
-            rows_b = [code.load(b_t, b_v, builder.add(off, shift)) for off in b_offs]
-            return [builder.fadd(ra, rb) for ra in rows_a for rb in rows_b]
+@intrinsic
+def _split_max_tile_ahead(
+    typingctx, t, t_off, t_step_start, t_step_end, a, a0, a1, a2, a3, b, b0, b1, count,
+    next_a0, next_a1, next_a2, next_a3, next_b0, next_b1,
+):
+    """:func:`_split_max_tile` that also prefetches 4 runs of a (the next chunk's S cells of the
+    4 starts) and 2 runs of b (the next pair of ends' E cells), as long as its own."""
+    if not _check_flat_arrays(t, a, b):
+        return None
+    return _split_max_tile_signature(t, a, b, 6), _split_max_tile_codegen(4, 2)
 
-        accs = code.max_over(terms, count_v)
-        for index, acc in enumerate(accs):
-            m, p = divmod(index, _TILE_ENDS)
-            target = builder.add(
-                t_off_v,
-                builder.add(
-                    builder.mul(ir.Constant(t_off_v.type, m), t_step_start_v),
-                    builder.mul(ir.Constant(t_off_v.type, p), t_step_end_v),
-                ),
-            )
-            code.store(t_t, t_v, target, builder.load(acc))
-        return context.get_dummy_value()
 
-    return sig, codegen
+@intrinsic
+def _split_max_tile_ahead_b(
+    typingctx, t, t_off, t_step_start, t_step_end, a, a0, a1, a2, a3, b, b0, b1, count,
+    next_b0, next_b1,
+):
+    """:func:`_split_max_tile` that also prefetches 2 runs of b (the next pair of ends' E
+    cells), as long as its own."""
+    if not _check_flat_arrays(t, a, b):
+        return None
+    return _split_max_tile_signature(t, a, b, 2), _split_max_tile_codegen(0, 2)
 
 
 def _broadcast_sums_codegen(seeded: bool):
@@ -750,7 +804,7 @@ def _span_value(
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _tile_bulk(top, bottom, j0, stride, rows, S, E, T):  # pragma: no cover - compiled code
+def _tile_bulk(top, bottom, j0, stride, rows, S, E, T, ahead):  # pragma: no cover - compiled
     """The split points that the spans (i, j) of the starts i in [bottom, top] (at most 4) and
     the 8 ends j of the block from j0 have in common, k in (top, j0), for every head h in
     (bottom, j0 + 7], 8 lanes at a time::
@@ -760,29 +814,55 @@ def _tile_bulk(top, bottom, j0, stride, rows, S, E, T):  # pragma: no cover - co
     (top + 1 < j0). These spans (i, k) end in earlier blocks and the spans (k, j) begin after
     top, so all are ready. Chunk by chunk, the 4 starts' S cells are read for the 4 pairs of
     ends in a row, and every E cell chunk is read once for the 4 starts.
+
+    With ``ahead`` (long sentences), each pair of ends prefetches the E cells of the next pair,
+    and the first pair of a chunk also the next chunk's S cells of the 4 starts: on long
+    sentences those come from memory (a tile's S cells are read once per block, and a block's
+    E cells outgrow the caches), and without the prefetch the loads wait on them.
     """
     chunks = stride // _LANES
     k0 = top + 1
+    count = j0 - k0
     # The starts top, top - 1, ...; a start below bottom repeats bottom, and its results in T are
     # never read.
     s1, s2, s3 = max(top - 1, bottom), max(top - 2, bottom), max(top - 3, bottom)
-    for c in range((bottom + 1) // _LANES, (j0 + _END_BLOCK - 1) // _LANES + 1):
+    last = (j0 + _END_BLOCK - 1) // _LANES
+    for c in range((bottom + 1) // _LANES, last + 1):
+        a0 = _chunk_row(top, c, k0, rows, chunks)  # S[start, k, chunk c], k = k0, ...
+        a1 = _chunk_row(s1, c, k0, rows, chunks)
+        a2 = _chunk_row(s2, c, k0, rows, chunks)
+        a3 = _chunk_row(s3, c, k0, rows, chunks)
+        following = min(c + 1, last)
         for q in range(0, _END_BLOCK, _TILE_ENDS):
-            _split_max_tile(
-                T,
-                q * stride + c * _LANES,
-                _END_BLOCK * stride,
-                stride,
-                S,
-                _chunk_row(top, c, k0, rows, chunks),  # S[start, k, chunk c], k = k0, ...
-                _chunk_row(s1, c, k0, rows, chunks),
-                _chunk_row(s2, c, k0, rows, chunks),
-                _chunk_row(s3, c, k0, rows, chunks),
-                E,
-                _chunk_row(j0 + q, c, k0, rows, chunks),  # E[end, k, chunk c], k = k0, ...
-                _chunk_row(j0 + q + 1, c, k0, rows, chunks),
-                j0 - k0,
-            )
+            t_off = q * stride + c * _LANES
+            b0 = _chunk_row(j0 + q, c, k0, rows, chunks)  # E[end, k, chunk c], k = k0, ...
+            b1 = _chunk_row(j0 + q + 1, c, k0, rows, chunks)
+            if not ahead:
+                _split_max_tile(
+                    T, t_off, _END_BLOCK * stride, stride, S, a0, a1, a2, a3, E, b0, b1, count
+                )
+                continue
+            if q + _TILE_ENDS < _END_BLOCK:  # the next pair of ends, or the first of the next chunk
+                next_b0 = _chunk_row(j0 + q + 2, c, k0, rows, chunks)
+                next_b1 = _chunk_row(j0 + q + 3, c, k0, rows, chunks)
+            else:
+                next_b0 = _chunk_row(j0, following, k0, rows, chunks)
+                next_b1 = _chunk_row(j0 + 1, following, k0, rows, chunks)
+            if q == 0:
+                _split_max_tile_ahead(
+                    T, t_off, _END_BLOCK * stride, stride, S, a0, a1, a2, a3, E, b0, b1, count,
+                    _chunk_row(top, following, k0, rows, chunks),
+                    _chunk_row(s1, following, k0, rows, chunks),
+                    _chunk_row(s2, following, k0, rows, chunks),
+                    _chunk_row(s3, following, k0, rows, chunks),
+                    next_b0,
+                    next_b1,
+                )
+            else:
+                _split_max_tile_ahead_b(
+                    T, t_off, _END_BLOCK * stride, stride, S, a0, a1, a2, a3, E, b0, b1, count,
+                    next_b0, next_b1,
+                )
 
 
 @njit(cache=True, fastmath=FASTMATH)
@@ -963,13 +1043,14 @@ def _fill_charts(n, S, E, rows, X, x_starts, T, label_one, label_multi, arc_t): 
     size = n + 1
     stride = _row_length_jit(size)
     chunks = stride // _LANES
+    ahead = n >= _TILE_AHEAD_FROM
     for j0 in range(1, n + 1, _END_BLOCK):
         j1 = min(j0 + _END_BLOCK, n + 1)
         i = j1 - 2
         while i >= 0:
             if j1 - j0 == _END_BLOCK and i + _TILE_MIN_SPLITS < j0:
                 bottom = max(0, i - _TILE_STARTS + 1)
-                _tile_bulk(i, bottom, j0, stride, rows, S, E, T)
+                _tile_bulk(i, bottom, j0, stride, rows, S, E, T, ahead)
                 near = (j0 + _END_BLOCK - 1) // _LANES  # the chunk of the block's last end
                 for start in range(i, bottom - 1, -1):
                     for j in range(j0, j1):

@@ -54,6 +54,19 @@ def maxnum(typingctx, a, b):  # pragma: no cover - compiled code
     return sig, codegen
 
 
+def emit_prefetch(builder, pointer, locality: int = 3) -> None:
+    """LLVM code of a software prefetch (read, data) of the memory at ``pointer``; ``locality``
+    3 keeps it in all cache levels (x86 ``prefetcht0``), 2 in the L2 cache and further out
+    (``prefetcht1``)."""
+    i8_ptr = ir.IntType(8).as_pointer()
+    i32 = ir.IntType(32)
+    fn_type = ir.FunctionType(ir.VoidType(), [i8_ptr, i32, i32, i32])
+    fn = cgutils.get_or_insert_function(builder.module, fn_type, _PREFETCH_NAME)
+    # (address, rw = read, locality, cache type = data)
+    args = [builder.bitcast(pointer, i8_ptr), ir.Constant(i32, 0), ir.Constant(i32, locality)]
+    builder.call(fn, args + [ir.Constant(i32, 1)])
+
+
 @intrinsic
 def prefetch(typingctx, array, index):  # pragma: no cover - compiled code
     """Software prefetch (read, keep in all cache levels) of ``array[index]``; array: 1-d."""
@@ -67,13 +80,7 @@ def prefetch(typingctx, array, index):  # pragma: no cover - compiled code
         pointer = cgutils.get_item_pointer(
             context, builder, array_type, array_struct, [args[1]], wraparound=False
         )
-        i8_ptr = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fn_type = ir.FunctionType(ir.VoidType(), [i8_ptr, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fn_type, _PREFETCH_NAME)
-        # (address, rw = read, locality = 3 (keep), cache type = data)
-        args = [builder.bitcast(pointer, i8_ptr), ir.Constant(i32, 0), ir.Constant(i32, 3)]
-        builder.call(fn, args + [ir.Constant(i32, 1)])
+        emit_prefetch(builder, pointer)
         return context.get_dummy_value()
 
     return sig, codegen

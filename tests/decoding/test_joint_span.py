@@ -18,6 +18,7 @@ from lal_allennlp.decoding.joint_span import (
     EMPTY,
     LANE_MAX_LEN,
     SUB_HEAD,
+    _TILE_AHEAD_FROM,
     joint_span_decode,
 )
 from tests.oracles.joint_span_n5 import joint_span_decode_n5
@@ -534,6 +535,17 @@ def test_150_words() -> None:
     _check_joint_tree(spans[0], heads[0], n, 20)
     recomputed = _tree_score(spans[0], heads[0], span_scores[0], arc_scores[0])
     assert scores[0] == pytest.approx(recomputed, rel=1e-5)
+
+
+def test_long_sentences_whose_tiles_prefetch_equal_n5() -> None:
+    """From ``_TILE_AHEAD_FROM`` words the split tiles prefetch their next operands (other code
+    than the shorter sentences of the tests above): still bit-identical to the O(n^5)
+    recurrence, on a length with full blocks of ends only and one with a partial last block."""
+    rng = np.random.default_rng(71)
+    lengths = [_TILE_AHEAD_FROM, _TILE_AHEAD_FROM + 7]
+    span_scores, arc_scores = _random_batch(rng, lengths, 6, np.float32)
+    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
+    _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, np.array(lengths)))
 
 
 def test_bad_inputs_are_reported() -> None:
