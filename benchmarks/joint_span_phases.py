@@ -52,7 +52,7 @@ def _label_pass(spans, arcs, n, lab_buf, arc_t):  # pragma: no cover - compiled 
 
 @njit(cache=True)
 def _fill_pass(
-    spans, arcs, n, lab_buf, arc_t, se, rows, x, x_starts, tile, mode
+    spans, arcs, n, lab_buf, arc_t, se, rows, x, tile, mode
 ):  # pragma: no cover - compiled code
     """The label pass, then per sentence the fill: mode 0 as the decoder runs it, 1 the split
     maxima alone, 2 the attachments alone (both untiled, in the decoder's span order)."""
@@ -64,13 +64,13 @@ def _fill_pass(
         js._transpose_arcs(arcs[b], n, stride, arc_t)
         js._label_tables(spans[b], n, label_one, label_multi)
         if mode == 0:
-            js._fill_charts(n, se, se, rows, x, x_starts, tile, label_one, label_multi, arc_t)
+            js._fill_charts(n, se, se, rows, x, tile, label_one, label_multi, arc_t)
             continue
         for j0 in range(1, n + 1, js._END_BLOCK):
             j1 = min(j0 + js._END_BLOCK, n + 1)
             for i in range(j1 - 2, -1, -1):
                 for j in range(max(j0, i + 1), j1):
-                    x_row = js._x_row(i, j, x_starts[i])
+                    x_row = (j - j0) * stride  # X[i, j, 0], as the fill keeps it
                     if mode == 1 and j - i > 1:
                         one, multi = label_one[i, j], label_multi[i, j]
                         js._span_value(i, j, stride, rows, se, se, x, x_row, one, multi)
@@ -133,8 +133,6 @@ def main() -> None:
         se, x, arc_t, tile = (buffer[0] for buffer in js._workspaces(n, np.float32, 1))
         rows = np.empty(size * (stride // _LANES), np.int64)
         js._se_layout(n, rows)
-        x_starts = np.empty(size, np.int64)
-        js._x_layout(n, x_starts)
         lab = np.empty(2 * size * size, np.float32)
 
         def per_sentence(fn: Callable[[], object]) -> float:
@@ -145,7 +143,7 @@ def main() -> None:
         fill, split_only, attach_only = (
             per_sentence(
                 lambda m=mode: _fill_pass(
-                    spans, arcs, n, lab, arc_t, se, rows, x, x_starts, tile, m
+                    spans, arcs, n, lab, arc_t, se, rows, x, tile, m
                 )
             )
             - labels

@@ -144,10 +144,13 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
 * One numba call decodes the batch; workers are parallel over sentences (``prange``), dealt out
   longest first, each reusing one workspace. ``S`` only uses cells (a, b) with a < b and ``E``
   cells (j, k) with j > k, so the two share one buffer, which holds for each start or end and
-  chunk of heads only the cells that some head of the chunk uses (:func:`_se_layout`); X holds,
-  per span, only the chunks that hold its heads (:func:`_x_layout`). numpy allocates both, so
+  chunk of heads only the cells that some head of the chunk uses (:func:`_se_layout`). X, the
+  value of each span as a dependent, is only read by the span's own attachments, right after
+  its split maxima, and by the traceback for the n - 1 arcs of the best tree, which recomputes
+  those few values from S and E; so X holds only the rows of one start's spans in a block of
+  ends (at 1,000 words a fifth of the workspace less). numpy allocates both, so
   that large ones get transparent huge pages (:func:`_workspaces`). The workspace grows
-  as n^3 (13 MB at 150 words, 3.4 GB at 1,000 words in float32), so the decoder first checks
+  as n^3 (10 MiB at 150 words, 2.6 GiB at 1,000 words in float32), so the decoder first checks
   that it fits in the memory available, runs fewer workers in parallel when only some fit, and
   refuses a sentence whose workspace alone does not fit with a ``MemoryError`` that says so
   (rather than being killed by the system for running out).
@@ -710,42 +713,6 @@ def _arc_row(c, d, size):  # pragma: no cover - compiled code
 
 
 @njit(cache=True, inline="always")
-def _chunks_before(j):  # pragma: no cover - compiled code
-    """sum_{t < j} t // 8 (the chunk numbers of the heads 0 .. j - 1 added up)."""
-    q = j // _LANES
-    return (_LANES // 2) * q * (q - 1) + (j % _LANES) * q
-
-
-@njit(cache=True)
-def _x_layout(n, x_starts):  # pragma: no cover - compiled code
-    """Fills ``x_starts`` (n entries) for :func:`_x_row` and returns the size of X in elements.
-
-    X holds one row per span (i, j), i < j: (0, 1), ..., (0, n), (1, 2), ... one after the
-    other, and a row only the chunks of 8 heads that hold its heads (i, j], chunks
-    (i + 1) // 8 to j // 8: n^3 / 6 numbers in all instead of n^3 / 2 for whole rows. The
-    offset of row (i, j) within the rows of start i is a closed form in j; x_starts[i] holds
-    the rest (start i's first row, less the terms of that form at j = i + 1).
-    """
-    total = 0  # chunks of the rows of the starts before i
-    for i in range(n):
-        first = (i + 1) // _LANES
-        x_starts[i] = _LANES * (total - _chunks_before(i + 1) - (i + 1) * (1 - first) - first)
-        # rows (i, j) for j = i + 1 .. n, of j // 8 - first + 1 chunks each
-        total += _chunks_before(n + 1) - _chunks_before(i + 1) + (n - i) * (1 - first)
-    return total * _LANES
-
-
-@njit(cache=True, inline="always")
-def _x_row(i, j, x_start):  # pragma: no cover - compiled code
-    """Index of X[i, j, 0] (x_start = x_starts[i] of :func:`_x_layout`): X[i, j, h] is at
-    ``_x_row(i, j, x_starts[i]) + h`` for the heads h in (i, j] (and the other lanes of their
-    chunks). Row (i, j) starts after the rows (i, i + 1), ..., (i, j - 1), of
-    sum (j' // 8 - (i + 1) // 8 + 1) chunks. Callers look x_starts[i] up once per span or per
-    start: the per-span functions take the row index itself, not the table."""
-    return x_start + _LANES * (_chunks_before(j) + j * (1 - (i + 1) // _LANES))
-
-
-@njit(cache=True, inline="always")
 def _cell(a, b, h, rows, chunks):  # pragma: no cover - compiled code
     """Index of (a, b, h) in the S/E chart (see :func:`_chunk_row`)."""
     return _chunk_row(a, h // _LANES, b, rows, chunks) + h % _LANES
@@ -951,7 +918,7 @@ def _attach_outside(i, j, n, size, stride, rows, S, E, X, x_row, arc_t):  # prag
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _attach_block(i, j0, n, size, stride, rows, S, E, X, x_start, T, arc_t):  # pragma: no cover
+def _attach_block(i, j0, n, size, stride, rows, S, E, X, T, arc_t):  # pragma: no cover
     """The rest of :func:`_attach_outside` for the 8 spans (i, j0), ..., (i, j0 + 7) of a tiled
     block, after :func:`_attach_right_heads` up to the chunk of j0 + 7: DR into E (heads
     h <= i) and DL into S for the heads past that chunk. Nothing reads these before the block's
@@ -975,21 +942,21 @@ def _attach_block(i, j0, n, size, stride, rows, S, E, X, x_start, T, arc_t):  # 
             tile + c * _LANES,
             stride,
             X,
-            _x_row(i, j0, x_start) + first,  # X[i, j, i + 1] of the 8 ends
-            _x_row(i, j0 + 1, x_start) + first,
-            _x_row(i, j0 + 2, x_start) + first,
-            _x_row(i, j0 + 3, x_start) + first,
-            _x_row(i, j0 + 4, x_start) + first,
-            _x_row(i, j0 + 5, x_start) + first,
-            _x_row(i, j0 + 6, x_start) + first,
-            _x_row(i, j0 + 7, x_start) + first,
+            first,  # X[i, j, i + 1] of the 8 ends (row q of X for the end j0 + q)
+            stride + first,
+            2 * stride + first,
+            3 * stride + first,
+            4 * stride + first,
+            5 * stride + first,
+            6 * stride + first,
+            7 * stride + first,
             arc_t,
             arcs + c * chunk,
             j0 - i,
         )
     for q in range(_END_BLOCK):
         j = j0 + q
-        row_x = _x_row(i, j, x_start) + j0 + 1  # X[i, j, j0 + 1]
+        row_x = q * stride + j0 + 1  # X[i, j, j0 + 1]
         if i > 0:
             for c in range(0, i // _LANES + 1):
                 _max_of_broadcast_sums_seeded(
@@ -1023,7 +990,7 @@ def _attach_block(i, j0, n, size, stride, rows, S, E, X, x_start, T, arc_t):  # 
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _fill_charts(n, S, E, rows, X, x_starts, T, label_one, label_multi, arc_t):  # pragma: no cover
+def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma: no cover
     """Fill S, E and X (layout in :func:`_decode_sentence`) for every span.
 
     Spans in blocks of 8 consecutive ends j; within a block by decreasing start i, then
@@ -1039,6 +1006,10 @@ def _fill_charts(n, S, E, rows, X, x_starts, T, label_one, label_multi, arc_t): 
     first for all 4 x 8 spans together (:func:`_tile_bulk`), then each span adds its own
     (:func:`_span_value_seeded`). Nearer the block, where the common part is short, the spans go
     one by one.
+
+    X has one row per end of the block, (j - j0) stride: the spans of one start overwrite those
+    of the start before, whose attachments are done. After the fill it holds the spans (0, j)
+    of the last block, the whole sentence among them.
     """
     size = n + 1
     stride = _row_length_jit(size)
@@ -1055,7 +1026,7 @@ def _fill_charts(n, S, E, rows, X, x_starts, T, label_one, label_multi, arc_t): 
                 for start in range(i, bottom - 1, -1):
                     for j in range(j0, j1):
                         one_score, multi_score = label_one[start, j], label_multi[start, j]
-                        x_row = _x_row(start, j, x_starts[start])
+                        x_row = (j - j0) * stride  # X[start, j, 0]
                         _span_value_seeded(
                             start, j, i, j0, stride, rows, S, E, X, x_row, T, one_score,
                             multi_score,
@@ -1065,12 +1036,12 @@ def _fill_charts(n, S, E, rows, X, x_starts, T, label_one, label_multi, arc_t): 
                             start, j, n, near, size, stride, rows, S, X, x_row, arc_t
                         )
                     _attach_block(
-                        start, j0, n, size, stride, rows, S, E, X, x_starts[start], T, arc_t
+                        start, j0, n, size, stride, rows, S, E, X, T, arc_t
                     )
                 i = bottom - 1
                 continue
             for j in range(max(j0, i + 1), j1):
-                x_row = _x_row(i, j, x_starts[i])
+                x_row = (j - j0) * stride  # X[i, j, 0]
                 if j - i == 1:  # a single word: one = multi = X = multi_label
                     value = label_multi[i, j]
                     X[x_row + j] = value
@@ -1120,11 +1091,21 @@ def _best_split(S, E, i, j, h, stride, rows):  # pragma: no cover - compiled cod
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _best_dependent(X, arc, row_dep, h, first, last, head_value, raw):  # pragma: no cover
-    """The first dependent head d in [first, last] with (X[dep, d] + arc[h, d]) + head_value ==
-    raw; row_dep: the dependent span's row of X."""
-    d = first
-    while d < last and (X[row_dep + d] + arc[h, d]) + head_value != raw:
+def _best_dependent(S, E, rows, stride, label_one, arc, a, b, h, head_value, raw):  # pragma: no cover
+    """The first dependent head d in (a, b] of the dependent child (a, b) with
+    (X[a, b, d] + arc[h, d]) + head_value == raw (the last, b, if none before it).
+
+    X is not kept after the fill (:func:`_fill_charts`), so X[a, b, d] is recomputed from the
+    charts as the fill computed it, raw[a, b, d] (the best split, :func:`_best_split`) +
+    one_label(a, b); a maximum is exact in any order, so these are the same bits. A single word
+    has one candidate and needs none. O(b - a) per candidate d, for the n - 1 arcs of the best
+    tree only.
+    """
+    d = a + 1
+    while d < b:
+        value = _best_split(S, E, a, b, d, stride, rows)[1] + label_one[a, b]
+        if (value + arc[h, d]) + head_value == raw:
+            break
         d += 1
     return d
 
@@ -1154,7 +1135,7 @@ def _pop_node(stack, top, pos, out_spans, sent):  # pragma: no cover - compiled 
 
 @njit(cache=True, fastmath=FASTMATH)
 def _trace_back(
-    sent, arc, n, S, E, rows, X, x_starts, label_one, root, stack, out_spans, out_heads
+    sent, arc, n, S, E, rows, label_one, root, stack, out_spans, out_heads
 ):  # pragma: no cover - compiled code
     """Write the 2n - 1 nodes of the best tree in pre-order to out_spans (2n - 1, 3) and the
     heads to out_heads (n,), recovering the split k and dependent head d of each node from the
@@ -1174,12 +1155,16 @@ def _trace_back(
         k, raw = _best_split(S, E, i, j, h, stride, rows)
         if h > k:  # head right: dependent head d in (i, k]
             head_value = E[_cell(j, k, h, rows, chunks)]  # multi[k, j, h]
-            d = _best_dependent(X, arc, _x_row(i, k, x_starts[i]), h, i + 1, k, head_value, raw)
+            d = _best_dependent(
+                S, E, rows, stride, label_one, arc, i, k, h, head_value, raw
+            )
             _push(stack, top, k, j, h, _ROLE_HEAD)  # right child, popped after the left subtree
             _push(stack, top + 1, i, k, d, _ROLE_DEP)
         else:  # head left: dependent head d in (k, j]
             head_value = S[_cell(i, k, h, rows, chunks)]  # multi[i, k, h]
-            d = _best_dependent(X, arc, _x_row(k, j, x_starts[k]), h, k + 1, j, head_value, raw)
+            d = _best_dependent(
+                S, E, rows, stride, label_one, arc, k, j, h, head_value, raw
+            )
             _push(stack, top, k, j, d, _ROLE_DEP)
             _push(stack, top + 1, i, k, h, _ROLE_HEAD)
         out_heads[d - 1] = h
@@ -1189,19 +1174,20 @@ def _trace_back(
 
 @njit(cache=True, fastmath=FASTMATH)
 def _decode_sentence(
-    sent, arc, n, S, E, rows, X, x_starts, T, lab_buf, arc_t, stack, out_spans, out_heads
+    sent, arc, n, S, E, rows, X, T, lab_buf, arc_t, stack, out_spans, out_heads
 ):  # pragma: no cover - compiled code
     """Decode one sentence; returns the tree score (working dtype).
 
     sent: (>= n + 1, >= n + 1, L); arc: (>= n + 1, >= n + 1) [head, dependent]. S, E, X: flat
-    workspaces, zero-filled once. X is stored by rows, only those of spans (a < b,
-    :func:`_x_row`), S and E by blocks of cells, one per start or end and chunk of heads
+    workspaces, zero-filled once. X holds ``_END_BLOCK`` rows of (n + 1) stride: those of the
+    spans of the start being filled in the current block of ends (:func:`_fill_charts`), S
+    and E blocks of cells, one per start or end and chunk of heads
     (:func:`_se_layout`, whose table goes to ``rows``); S and E may be one buffer, as S only
     uses cells with a < b and E cells with a > b. arc_t: (n + 1) stride, by chunks of heads
     (:func:`_transpose_arcs`); lab_buf: 2 (n + 1)^2. Chart contents (see the module
     docstring), for cell (a, b): S: multi[a, b, h] for h in (a, b], DL[a, b, h] for h > b;
     E (cell (j, k)): DR[k, j, h] for h <= k, multi[k, j, h] for h in (k, j]; X: the value of
-    (a, b, h) as a dependent.
+    (a, b, h) as a dependent, while the attachments of (a, b) read it.
     """
     size = n + 1
     stride = _row_length_jit(size)
@@ -1210,11 +1196,12 @@ def _decode_sentence(
     _transpose_arcs(arc, n, stride, arc_t)
     _label_tables(sent, n, label_one, label_multi)
     _se_layout(n, rows)
-    _x_layout(n, x_starts)
-    _fill_charts(n, S, E, rows, X, x_starts, T, label_one, label_multi, arc_t)
-    # X[0, n, h] for h = 1, ..., n
-    root, score = _best_root(X, _x_row(0, n, x_starts[0]) + 1, 1, label_one[0, 1], arc, n)
-    _trace_back(sent, arc, n, S, E, rows, X, x_starts, label_one, root, stack, out_spans, out_heads)
+    _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t)
+    # X[0, n, h] for h = 1, ..., n: the last span filled, (0, n), in the row of its end in the
+    # last block of ends
+    last_block = (n - 1) // _END_BLOCK * _END_BLOCK + 1
+    root, score = _best_root(X, (n - last_block) * stride + 1, 1, label_one[0, 1], arc, n)
+    _trace_back(sent, arc, n, S, E, rows, label_one, root, stack, out_spans, out_heads)
     return score
 
 
@@ -1238,7 +1225,6 @@ def _decode_batch(
         # S and E in one buffer: S cells (a, b) have a < b, E cells (j, k) have j > k.
         se_buf = se_all[worker]
         se_rows = np.empty(size * (stride // _LANES), dtype=np.int64)
-        x_starts = np.empty(size, dtype=np.int64)
         x_buf = x_all[worker]
         arc_t = arc_all[worker]
         tile = tile_all[worker]
@@ -1254,7 +1240,6 @@ def _decode_batch(
                 se_buf,
                 se_rows,
                 x_buf,
-                x_starts,
                 tile,
                 lab_buf,
                 arc_t,
@@ -1277,7 +1262,7 @@ def workspace_bytes(max_len: int, dtype) -> int:
     stride = _row_length(size)
     itemsize = np.dtype(dtype).itemsize
     charts = sum(_buffer_cells(max_len)) + 2 * size * size  # the buffers, the label tables
-    tables = (size + 1) * 4 + size + size * stride // _LANES  # the stack, x_starts, S/E rows
+    tables = (size + 1) * 4 + size * stride // _LANES  # the stack, the S/E rows
     return charts * itemsize + tables * 8
 
 
@@ -1290,7 +1275,7 @@ def _buffer_cells(max_len: int) -> Tuple[int, int, int, int]:
     stride = _row_length(size)
     se_rows = np.empty(size * (stride // _LANES), dtype=np.int64)
     se_cells = _se_layout(max_len, se_rows)
-    x_cells = _x_layout(max_len, np.empty(size, dtype=np.int64))
+    x_cells = _END_BLOCK * stride  # the rows of one start's spans in a block of ends
     return tuple(  # type: ignore[return-value]
         cells + _LANES for cells in (se_cells, x_cells, size * stride, _TILE_ROWS * stride)
     )

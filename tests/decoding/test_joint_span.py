@@ -508,25 +508,6 @@ def test_s_and_e_chart_leaves_out_the_cells_no_kernel_uses() -> None:
     assert 2 / 3 * whole < total < 0.68 * whole
 
 
-@pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 23, 64, 100])
-def test_x_rows_hold_exactly_the_chunks_of_their_heads(n) -> None:
-    """X keeps, for each span (i, j), only the chunks of 8 heads that hold its heads (i, j]:
-    rows in the order (0, 1), ..., (0, n), (1, 2), ..., each right after the one before,
-    starting on a whole chunk, so that the buffer has no gaps, no overlaps, no unused chunk."""
-    from lal_allennlp.decoding.joint_span import _x_layout, _x_row
-
-    x_starts = np.empty(n + 1, dtype=np.int64)
-    size = _x_layout(n, x_starts)
-    expected_start = 0
-    for i in range(n):
-        for j in range(i + 1, n + 1):
-            first, last = (i + 1) // 8, j // 8  # the chunks of heads i + 1 .. j
-            row = _x_row(i, j, x_starts[i])
-            assert row + 8 * first == expected_start, (i, j)
-            expected_start += 8 * (last - first + 1)
-    assert size == expected_start
-
-
 def test_150_words() -> None:
     rng = np.random.default_rng(70)
     n = 150
