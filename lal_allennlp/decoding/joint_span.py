@@ -475,11 +475,16 @@ def _split_max_tile_codegen(next_a: int, next_b: int):
     return codegen
 
 
-def _split_max_tile_signature(t, a, b, prefetched: int):
+def _split_max_tile_typed(t, a, b, next_a: int, next_b: int):
+    """Signature and code of a :func:`_split_max_tile` form that prefetches ``next_a`` runs of a
+    and ``next_b`` of b (their offsets follow ``count``), or None if the arrays do not fit."""
+    if not _check_flat_arrays(t, a, b):
+        return None
     intp = types.intp
-    return types.void(
-        t, intp, intp, intp, a, intp, intp, intp, intp, b, intp, intp, intp, *([intp] * prefetched)
-    )
+    prefetched = [intp] * (next_a + next_b)
+    offsets = [intp] * 4  # a0..a3
+    sig = types.void(t, intp, intp, intp, a, *offsets, b, intp, intp, intp, *prefetched)
+    return sig, _split_max_tile_codegen(next_a, next_b)
 
 
 @intrinsic
@@ -496,9 +501,7 @@ def _split_max_tile(
     (m < 4, p < 2, lanes u < 8; count >= 1). The 8 accumulators stay in registers; each loaded
     chunk serves 2 or 4 of them, so each E chunk is read once for 4 starts.
     """
-    if not _check_flat_arrays(t, a, b):
-        return None
-    return _split_max_tile_signature(t, a, b, 0), _split_max_tile_codegen(0, 0)
+    return _split_max_tile_typed(t, a, b, 0, 0)
 
 
 @intrinsic
@@ -508,9 +511,7 @@ def _split_max_tile_ahead(
 ):
     """:func:`_split_max_tile` that also prefetches 4 runs of a (the next chunk's S cells of the
     4 starts) and 2 runs of b (the next pair of ends' E cells), as long as its own."""
-    if not _check_flat_arrays(t, a, b):
-        return None
-    return _split_max_tile_signature(t, a, b, 6), _split_max_tile_codegen(4, 2)
+    return _split_max_tile_typed(t, a, b, 4, 2)
 
 
 @intrinsic
@@ -520,9 +521,7 @@ def _split_max_tile_ahead_b(
 ):
     """:func:`_split_max_tile` that also prefetches 2 runs of b (the next pair of ends' E
     cells), as long as its own."""
-    if not _check_flat_arrays(t, a, b):
-        return None
-    return _split_max_tile_signature(t, a, b, 2), _split_max_tile_codegen(0, 2)
+    return _split_max_tile_typed(t, a, b, 0, 2)
 
 
 def _broadcast_sums_codegen(seeded: bool):
@@ -1091,7 +1090,9 @@ def _best_split(S, E, i, j, h, stride, rows):  # pragma: no cover - compiled cod
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _best_dependent(S, E, rows, stride, label_one, arc, a, b, h, head_value, raw):  # pragma: no cover
+def _best_dependent(
+    S, E, rows, stride, label_one, arc, a, b, h, head_value, raw
+):  # pragma: no cover - compiled code
     """The first dependent head d in (a, b] of the dependent child (a, b) with
     (X[a, b, d] + arc[h, d]) + head_value == raw (the last, b, if none before it).
 
