@@ -119,9 +119,10 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
 * Spans are filled in blocks of 8 consecutive ends (:func:`_fill_charts`): the S cells of one
   start are then read for 8 spans in a row while the E cells of the block's ends stay in cache.
 * Within a block, starts far enough below it go by 4 (:func:`_tile_bulk`): the split points
-  that 4 starts x 8 ends have in common are maximised together in tiles of 4 x 2 register
-  accumulators (:func:`_split_max_tile`), which read each E row chunk once for the 4 starts
-  and each S row chunk once for 2 ends; each span then adds its own few split points
+  that 4 starts x 8 ends have in common are maximised together in tiles of 4 x 4 register
+  accumulators (4 x 2 on CPUs with 16 vector registers; :func:`_split_max_tile`), which read
+  each E row chunk once for the 4 starts and each S row chunk once for the tile's ends; each
+  span then adds its own few split points
   (:func:`_split_max_seeded`). Maxima are exact in any order, so the result is the same.
   On long sentences (``_TILE_AHEAD_FROM`` words and more) a tile's S cells come from memory
   (they are read once per block) and so do a block's E cells once they outgrow the caches; the
@@ -160,6 +161,7 @@ from typing import List, Optional, Tuple
 
 import numba
 import numpy as np
+from llvmlite import binding as llvm_binding
 from llvmlite import ir
 from numba import njit, prange, types
 from numba.core import cgutils
@@ -430,7 +432,19 @@ def _split_max_seeded(
 
 
 _TILE_STARTS = 4  # starts of a tile of :func:`_split_max_tile`
-_TILE_ENDS = 2  # ends of a tile
+_TILE_ENDS_MAX = 4  # the tile kernels take this many runs of E cells; the first _TILE_ENDS count
+
+
+def _vector_registers() -> int:
+    """Vector registers of the CPU that numba compiles for: 32 with AVX-512 (its VL extension
+    gives 256-bit code 32 registers too), else 16 (AVX2)."""
+    features = numba.config.CPU_FEATURES or llvm_binding.get_host_cpu_features().flatten()
+    return 32 if "+avx512vl" in features.split(",") else 16
+
+
+# Ends of a tile: 4 x 4 accumulators need 16 registers besides the loaded runs, which only a CPU
+# with 32 has; with 16, tiles of 4 x 2 (``benchmarks/README.md``).
+_TILE_ENDS = 4 if _vector_registers() >= 32 else 2
 _TILE_MIN_SPLITS = 16  # tiles only where the starts share at least this many split points
 _TILE_AHEAD_FROM = 160  # tiles prefetch their next operands in sentences of this many words
 
@@ -442,9 +456,12 @@ def _split_max_tile_codegen(next_a: int, next_b: int):
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
         t_v, t_off_v, t_step_start_v, t_step_end_v, a_v = args[:5]
-        a_offs, b_v, b_offs, count_v = args[5:9], args[9], args[10:12], args[12]
-        next_a_offs = args[13 : 13 + next_a]
-        next_b_offs = args[13 + next_a : 13 + next_a + next_b]
+        a_offs, b_v = args[5 : 5 + _TILE_STARTS], args[5 + _TILE_STARTS]
+        rest = args[6 + _TILE_STARTS :]  # b0.., count, then the runs to prefetch
+        b_offs, count_v = rest[:_TILE_ENDS], rest[_TILE_ENDS_MAX]
+        next_a_offs = rest[_TILE_ENDS_MAX + 1 : _TILE_ENDS_MAX + 1 + next_a]
+        next_b_offs = rest[_TILE_ENDS_MAX + 1 + next_a : _TILE_ENDS_MAX + 1 + next_a + next_b]
+        next_b_offs = next_b_offs[:_TILE_ENDS]  # the runs of the next tile's ends
         t_t, a_t, b_t = signature.args[0], signature.args[4], signature.args[9]
         code = _VectorCode(context, builder, t_t.dtype)
         step_v = ir.Constant(count_v.type, _LANES)  # the terms are consecutive chunks
@@ -482,46 +499,49 @@ def _split_max_tile_typed(t, a, b, next_a: int, next_b: int):
         return None
     intp = types.intp
     prefetched = [intp] * (next_a + next_b)
-    offsets = [intp] * 4  # a0..a3
-    sig = types.void(t, intp, intp, intp, a, *offsets, b, intp, intp, intp, *prefetched)
+    sig = types.void(
+        t, intp, intp, intp, a, *([intp] * _TILE_STARTS), b, *([intp] * _TILE_ENDS_MAX), intp,
+        *prefetched,
+    )
     return sig, _split_max_tile_codegen(next_a, next_b)
 
 
 @intrinsic
 def _split_max_tile(
-    typingctx, t, t_off, t_step_start, t_step_end, a, a0, a1, a2, a3, b, b0, b1, count
+    typingctx, t, t_off, t_step_start, t_step_end, a, a0, a1, a2, a3, b, b0, b1, b2, b3, count
 ):
-    """The common part of the split maxima of 4 x 2 spans, one 8-lane chunk each: 4 starts
-    (runs from ``a0..a3`` in the S chart, one per start) by 2 ends (runs from ``b0, b1`` in the
-    E chart)::
+    """The common part of the split maxima of 4 x ``_TILE_ENDS`` spans, one 8-lane chunk each:
+    4 starts (runs from ``a0..a3`` in the S chart, one per start) by 4 or 2 ends (runs from
+    ``b0..b3`` in the E chart; with 2, b2 and b3 are not read)::
 
         t[t_off + m t_step_start + p t_step_end + u]
             = max_{r < count} a[a_m + 8 r + u] + b[b_p + 8 r + u]
 
-    (m < 4, p < 2, lanes u < 8; count >= 1). The 8 accumulators stay in registers; each loaded
-    chunk serves 2 or 4 of them, so each E chunk is read once for 4 starts.
+    (m < 4, p < _TILE_ENDS, lanes u < 8; count >= 1). The accumulators stay in registers; each
+    loaded chunk serves several of them, so each S chunk is read once for the tile's ends and
+    each E chunk once for its 4 starts.
     """
     return _split_max_tile_typed(t, a, b, 0, 0)
 
 
 @intrinsic
 def _split_max_tile_ahead(
-    typingctx, t, t_off, t_step_start, t_step_end, a, a0, a1, a2, a3, b, b0, b1, count,
-    next_a0, next_a1, next_a2, next_a3, next_b0, next_b1,
+    typingctx, t, t_off, t_step_start, t_step_end, a, a0, a1, a2, a3, b, b0, b1, b2, b3, count,
+    next_a0, next_a1, next_a2, next_a3, next_b0, next_b1, next_b2, next_b3,
 ):
     """:func:`_split_max_tile` that also prefetches 4 runs of a (the next chunk's S cells of the
-    4 starts) and 2 runs of b (the next pair of ends' E cells), as long as its own."""
-    return _split_max_tile_typed(t, a, b, 4, 2)
+    4 starts) and ``_TILE_ENDS`` runs of b (the next ends' E cells), as long as its own."""
+    return _split_max_tile_typed(t, a, b, 4, _TILE_ENDS_MAX)
 
 
 @intrinsic
 def _split_max_tile_ahead_b(
-    typingctx, t, t_off, t_step_start, t_step_end, a, a0, a1, a2, a3, b, b0, b1, count,
-    next_b0, next_b1,
+    typingctx, t, t_off, t_step_start, t_step_end, a, a0, a1, a2, a3, b, b0, b1, b2, b3, count,
+    next_b0, next_b1, next_b2, next_b3,
 ):
-    """:func:`_split_max_tile` that also prefetches 2 runs of b (the next pair of ends' E
+    """:func:`_split_max_tile` that also prefetches ``_TILE_ENDS`` runs of b (the next ends' E
     cells), as long as its own."""
-    return _split_max_tile_typed(t, a, b, 0, 2)
+    return _split_max_tile_typed(t, a, b, 0, _TILE_ENDS_MAX)
 
 
 def _broadcast_sums_codegen(seeded: bool):
@@ -778,11 +798,12 @@ def _tile_bulk(top, bottom, j0, stride, rows, S, E, T, ahead):  # pragma: no cov
         T[((top - i) 8 + j - j0) stride + h] = max_{k in (top, j0)} S[i, k, h] + E[j, k, h]
 
     (top + 1 < j0). These spans (i, k) end in earlier blocks and the spans (k, j) begin after
-    top, so all are ready. Chunk by chunk, the 4 starts' S cells are read for the 4 pairs of
-    ends in a row, and every E cell chunk is read once for the 4 starts.
+    top, so all are ready. Chunk by chunk, the 4 starts' S cells are read for the block's ends
+    ``_TILE_ENDS`` at a time (4 where the CPU has 32 vector registers, else 2), and every E cell
+    chunk is read once for the 4 starts.
 
-    With ``ahead`` (long sentences), each pair of ends prefetches the E cells of the next pair,
-    and the first pair of a chunk also the next chunk's S cells of the 4 starts: on long
+    With ``ahead`` (long sentences), each tile prefetches the E cells of the next tile's ends,
+    and the first tile of a chunk also the next chunk's S cells of the 4 starts: on long
     sentences those come from memory (a tile's S cells are read once per block, and a block's
     E cells outgrow the caches), and without the prefetch the loads wait on them.
     """
@@ -792,7 +813,8 @@ def _tile_bulk(top, bottom, j0, stride, rows, S, E, T, ahead):  # pragma: no cov
     # The starts top, top - 1, ...; a start below bottom repeats bottom, and its results in T are
     # never read.
     s1, s2, s3 = max(top - 1, bottom), max(top - 2, bottom), max(top - 3, bottom)
-    last = (j0 + _END_BLOCK - 1) // _LANES
+    j1 = j0 + _END_BLOCK - 1  # the block's last end
+    last = j1 // _LANES
     for c in range((bottom + 1) // _LANES, last + 1):
         a0 = _chunk_row(top, c, k0, rows, chunks)  # S[start, k, chunk c], k = k0, ...
         a1 = _chunk_row(s1, c, k0, rows, chunks)
@@ -801,33 +823,35 @@ def _tile_bulk(top, bottom, j0, stride, rows, S, E, T, ahead):  # pragma: no cov
         following = min(c + 1, last)
         for q in range(0, _END_BLOCK, _TILE_ENDS):
             t_off = q * stride + c * _LANES
-            b0 = _chunk_row(j0 + q, c, k0, rows, chunks)  # E[end, k, chunk c], k = k0, ...
+            # E[end, k, chunk c], k = k0, ...; with tiles of 2 ends, b2 and b3 are not read (the
+            # min keeps them inside the block)
+            b0 = _chunk_row(j0 + q, c, k0, rows, chunks)
             b1 = _chunk_row(j0 + q + 1, c, k0, rows, chunks)
+            b2 = _chunk_row(min(j0 + q + 2, j1), c, k0, rows, chunks)
+            b3 = _chunk_row(min(j0 + q + 3, j1), c, k0, rows, chunks)
+            step = _END_BLOCK * stride
             if not ahead:
-                _split_max_tile(
-                    T, t_off, _END_BLOCK * stride, stride, S, a0, a1, a2, a3, E, b0, b1, count
-                )
+                _split_max_tile(T, t_off, step, stride, S, a0, a1, a2, a3, E, b0, b1, b2, b3, count)
                 continue
-            if q + _TILE_ENDS < _END_BLOCK:  # the next pair of ends, or the first of the next chunk
-                next_b0 = _chunk_row(j0 + q + 2, c, k0, rows, chunks)
-                next_b1 = _chunk_row(j0 + q + 3, c, k0, rows, chunks)
-            else:
-                next_b0 = _chunk_row(j0, following, k0, rows, chunks)
-                next_b1 = _chunk_row(j0 + 1, following, k0, rows, chunks)
+            # the next tile's ends in this chunk, or the first ones of the next chunk
+            later, cn = (q + _TILE_ENDS, c) if q + _TILE_ENDS < _END_BLOCK else (0, following)
+            next_b0 = _chunk_row(j0 + later, cn, k0, rows, chunks)
+            next_b1 = _chunk_row(j0 + later + 1, cn, k0, rows, chunks)
+            next_b2 = _chunk_row(min(j0 + later + 2, j1), cn, k0, rows, chunks)
+            next_b3 = _chunk_row(min(j0 + later + 3, j1), cn, k0, rows, chunks)
             if q == 0:
                 _split_max_tile_ahead(
-                    T, t_off, _END_BLOCK * stride, stride, S, a0, a1, a2, a3, E, b0, b1, count,
+                    T, t_off, step, stride, S, a0, a1, a2, a3, E, b0, b1, b2, b3, count,
                     _chunk_row(top, following, k0, rows, chunks),
                     _chunk_row(s1, following, k0, rows, chunks),
                     _chunk_row(s2, following, k0, rows, chunks),
                     _chunk_row(s3, following, k0, rows, chunks),
-                    next_b0,
-                    next_b1,
+                    next_b0, next_b1, next_b2, next_b3,
                 )
             else:
                 _split_max_tile_ahead_b(
-                    T, t_off, _END_BLOCK * stride, stride, S, a0, a1, a2, a3, E, b0, b1, count,
-                    next_b0, next_b1,
+                    T, t_off, step, stride, S, a0, a1, a2, a3, E, b0, b1, b2, b3, count,
+                    next_b0, next_b1, next_b2, next_b3,
                 )
 
 
