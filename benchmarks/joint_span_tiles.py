@@ -3,17 +3,20 @@ and E operands fresh from memory or from the caches.
 
 The chart fill of :mod:`lal_allennlp.decoding.joint_span` takes most split maxima of a block of
 8 ends in tiles of 4 starts (``_tile_bulk``): for every chunk of 8 heads, 4 runs of S cells (one
-per start) against the E cells of the block's 8 ends, 2 ends at a time. Going down a block,
+per start) against the E cells of the block's 8 ends, ``_TILE_ENDS`` at a time. Going down a
+block,
 each tile reads the S cells of 4 new starts (read once per block) and the same block's E cells
 again. This script runs the tiles of one block, in the fill's order, on a chart of random
-numbers (the values do not matter to the loads and the arithmetic), in five forms:
+numbers (the values do not matter to the loads and the arithmetic), in six forms:
 
 * **one tile, repeated**: the same tile again and again (its operands in the caches);
 * **block**: every tile of the block as the fill runs them;
 * **block, S cached**: the same loops, but every tile reads the S cells of starts 0..3 (cached
   after the first tile) instead of those of its own starts;
 * **block, E cached**: every tile reads the E cells of chunk 0 from k = 1 instead of its own;
-* **block, both cached**.
+* **block, both cached**;
+* **block, prefetching**: the fill's own ``_tile_bulk`` as it runs on long sentences, which
+  prefetches each tile's next S and E cells.
 
 The difference between the forms is the cost of each operand coming from memory. Nanoseconds
 per 8-lane step (an add and a max of 8 floats), fastest of ``--repeats``, one thread.
@@ -36,11 +39,12 @@ from lal_allennlp.decoding import joint_span as js  # noqa: E402
 from timing import load_average  # noqa: E402  (benchmarks/timing.py)
 
 _LANES = 8
-_FORMS = {  # name: (S of starts 0..3, E of chunk 0)
-    "block": (False, False),
-    "block, S cached": (True, False),
-    "block, E cached": (False, True),
-    "block, both cached": (True, True),
+_FORMS = {  # name: (S of starts 0..3, E of chunk 0, the fill's prefetching tiles)
+    "block": (False, False, False),
+    "block, S cached": (True, False, False),
+    "block, E cached": (False, True, False),
+    "block, both cached": (True, True, False),
+    "block, prefetching": (False, False, True),
 }
 
 
@@ -55,8 +59,11 @@ def _tile(top, j0, stride, rows, S, E, T, fixed_s, fixed_e):  # pragma: no cover
     last = (j0 + js._END_BLOCK - 1) // _LANES
     for c in range(first, last + 1):
         for q in range(0, js._END_BLOCK, js._TILE_ENDS):
-            e0 = js._chunk_row(j0 + q, 0 if fixed_e else c, 1 if fixed_e else k0, rows, chunks)
-            e1 = js._chunk_row(j0 + q + 1, 0 if fixed_e else c, 1 if fixed_e else k0, rows, chunks)
+            ends = [min(j0 + q + p, j0 + js._END_BLOCK - 1) for p in range(4)]
+            e = [
+                js._chunk_row(end, 0 if fixed_e else c, 1 if fixed_e else k0, rows, chunks)
+                for end in ends
+            ]
             js._split_max_tile(
                 T,
                 q * stride + c * _LANES,
@@ -68,21 +75,29 @@ def _tile(top, j0, stride, rows, S, E, T, fixed_s, fixed_e):  # pragma: no cover
                 js._chunk_row(starts[2], c, k0, rows, chunks),
                 js._chunk_row(starts[3], c, k0, rows, chunks),
                 E,
-                e0,
-                e1,
+                e[0],
+                e[1],
+                e[2],
+                e[3],
                 j0 - k0,
             )
     return (last - first + 1) * js._TILE_STARTS * js._END_BLOCK * (j0 - k0)
 
 
 @njit(cache=True)
-def _block(j0, stride, rows, S, E, T, fixed_s, fixed_e):  # pragma: no cover - compiled code
+def _block(j0, stride, rows, S, E, T, fixed_s, fixed_e, ahead):  # pragma: no cover - compiled
     """The tiles of the block of ends from j0, as the fill runs them (starts going down by 4
-    from the first with ``_TILE_MIN_SPLITS`` split points below j0); returns the steps."""
+    from the first with ``_TILE_MIN_SPLITS`` split points below j0); returns the steps. With
+    ``ahead``, the fill's own prefetching tiles (same steps)."""
     steps = 0
     top = j0 - js._TILE_MIN_SPLITS - 1
     while top >= js._TILE_STARTS - 1:
-        steps += _tile(top, j0, stride, rows, S, E, T, fixed_s, fixed_e)
+        if ahead:
+            js._tile_bulk(top, top - js._TILE_STARTS + 1, j0, stride, rows, S, E, T, True)
+            chunks = (j0 + js._END_BLOCK - 1) // _LANES - (top - 2) // _LANES + 1
+            steps += chunks * js._TILE_STARTS * js._END_BLOCK * (j0 - top - 1)
+        else:
+            steps += _tile(top, j0, stride, rows, S, E, T, fixed_s, fixed_e)
         top -= js._TILE_STARTS
     return steps
 
@@ -127,9 +142,9 @@ def main() -> None:
             times = max(1, int(2e7 / ((j0 // _LANES) * 32 * (j0 - top))))
             cells = [ns_per_step(lambda: _repeated(times, top, j0, stride, rows, se, se, tile),
                                  args.repeats)]
-            for fixed_s, fixed_e in _FORMS.values():
+            for fixed_s, fixed_e, ahead in _FORMS.values():
                 cells.append(ns_per_step(
-                    lambda: _block(j0, stride, rows, se, se, tile, fixed_s, fixed_e),
+                    lambda: _block(j0, stride, rows, se, se, tile, fixed_s, fixed_e, ahead),
                     args.repeats,
                 ))
             print(f"| {n} | {j0}..{j0 + js._END_BLOCK - 1} | "
