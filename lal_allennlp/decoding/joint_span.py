@@ -437,8 +437,13 @@ _TILE_ENDS_MAX = 4  # the tile kernels take this many runs of E cells; the first
 
 def _vector_registers() -> int:
     """Vector registers of the CPU that numba compiles for: 32 with AVX-512 (its VL extension
-    gives 256-bit code 32 registers too), else 16 (AVX2)."""
-    features = numba.config.CPU_FEATURES or llvm_binding.get_host_cpu_features().flatten()
+    gives 256-bit code 32 registers too), else 16 (AVX2). numba compiles for the host unless
+    ``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES`` name another target (portable caches)."""
+    features = numba.config.CPU_FEATURES
+    if features is None:
+        if numba.config.CPU_NAME not in (None, "host"):
+            return 16  # a named CPU without its features: assume the smaller register file
+        features = llvm_binding.get_host_cpu_features().flatten()
     return 32 if "+avx512vl" in features.split(",") else 16
 
 

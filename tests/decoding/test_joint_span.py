@@ -529,6 +529,26 @@ def test_long_sentences_whose_tiles_prefetch_equal_n5() -> None:
     _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, np.array(lengths)))
 
 
+@pytest.mark.parametrize(
+    "cpu_name, cpu_features, registers",
+    [
+        (None, "+avx,+avx2,+avx512f,+avx512vl", 32),
+        (None, "+avx,+avx2,-avx512f,-avx512vl", 16),
+        ("skylake-avx512", "+avx2,+avx512vl", 32),
+        ("generic", None, 16),  # a named target without its features
+    ],
+)
+def test_tile_shape_follows_the_target_cpu(monkeypatch, cpu_name, cpu_features, registers):
+    """4 x 4 tiles need the 32 vector registers of AVX-512VL; the check reads numba's target."""
+    import numba
+
+    from lal_allennlp.decoding.joint_span import _vector_registers
+
+    monkeypatch.setattr(numba.config, "CPU_NAME", cpu_name)
+    monkeypatch.setattr(numba.config, "CPU_FEATURES", cpu_features)
+    assert _vector_registers() == registers
+
+
 def test_bad_inputs_are_reported() -> None:
     span_scores, arc_scores = np.zeros((1, 4, 4, 5)), np.zeros((1, 4, 4))
     with pytest.raises(ValueError, match="at least 3"):
