@@ -27,7 +27,6 @@ per 8-lane step (an add and a max of 8 floats), fastest of ``--repeats``, one th
 import argparse
 import os
 import sys
-import time
 
 import numba
 import numpy as np
@@ -36,7 +35,7 @@ from numba import njit
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 from lal_allennlp.decoding import joint_span as js  # noqa: E402
-from timing import load_average  # noqa: E402  (benchmarks/timing.py)
+from timing import fastest_in_turns, load_average  # noqa: E402  (benchmarks/timing.py)
 
 _LANES = 8
 _FORMS = {  # name: (S of starts 0..3, E of chunk 0, the fill's prefetching tiles)
@@ -112,12 +111,7 @@ def _repeated(times, top, j0, stride, rows, S, E, T):  # pragma: no cover - comp
 
 def ns_per_step(call, repeats: int) -> float:
     steps = call()  # also compiles and warms up
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        call()
-        best = min(best, time.perf_counter() - start)
-    return best / steps * 1e9
+    return fastest_in_turns({"tiles": call}, repeats)["tiles"] / steps * 1e9
 
 
 def main() -> None:

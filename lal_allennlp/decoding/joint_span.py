@@ -126,8 +126,8 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   (:func:`_split_max_seeded`). Maxima are exact in any order, so the result is the same.
   On long sentences (``_TILE_AHEAD_FROM`` words and more) a tile's S cells come from memory
   (they are read once per block) and so do a block's E cells once they outgrow the caches; the
-  tiles then prefetch the next chunk's S cells and the next pair of ends' E cells while they
-  work on their own (:func:`_split_max_tile_ahead`).
+  tiles then prefetch the next chunk's S cells and the next tile's E cells while they work on
+  their own (:func:`_split_max_tile_ahead`).
 * The outside attachments of such a block go by its 8 ends: the dependents that the 8 spans of
   one start have in common are maximised together (:func:`_broadcast_sums_tile`), each chunk of
   arcs read once for the 8 spans, and each span then adds its own (:func:`_attach_block`). Only
@@ -465,9 +465,9 @@ def _split_max_tile_codegen(next_a: int, next_b: int):
         rest = args[6 + _TILE_STARTS :]  # b0.., count, then the runs to prefetch
         b_offs, count_v = rest[:_TILE_ENDS], rest[_TILE_ENDS_MAX]
         next_a_offs = rest[_TILE_ENDS_MAX + 1 : _TILE_ENDS_MAX + 1 + next_a]
-        next_b_offs = rest[_TILE_ENDS_MAX + 1 + next_a : _TILE_ENDS_MAX + 1 + next_a + next_b]
-        next_b_offs = next_b_offs[:_TILE_ENDS]  # the runs of the next tile's ends
-        t_t, a_t, b_t = signature.args[0], signature.args[4], signature.args[9]
+        # of the next_b slots, the runs of the next tile's ends
+        next_b_offs = rest[_TILE_ENDS_MAX + 1 + next_a :][: min(next_b, _TILE_ENDS)]
+        t_t, a_t, b_t = signature.args[0], signature.args[4], signature.args[5 + _TILE_STARTS]
         code = _VectorCode(context, builder, t_t.dtype)
         step_v = ir.Constant(count_v.type, _LANES)  # the terms are consecutive chunks
 
@@ -818,8 +818,9 @@ def _tile_bulk(top, bottom, j0, stride, rows, S, E, T, ahead):  # pragma: no cov
     # The starts top, top - 1, ...; a start below bottom repeats bottom, and its results in T are
     # never read.
     s1, s2, s3 = max(top - 1, bottom), max(top - 2, bottom), max(top - 3, bottom)
-    j1 = j0 + _END_BLOCK - 1  # the block's last end
-    last = j1 // _LANES
+    last_end = j0 + _END_BLOCK - 1
+    last = last_end // _LANES
+    step = _END_BLOCK * stride  # from the T rows of one start to the next
     for c in range((bottom + 1) // _LANES, last + 1):
         a0 = _chunk_row(top, c, k0, rows, chunks)  # S[start, k, chunk c], k = k0, ...
         a1 = _chunk_row(s1, c, k0, rows, chunks)
@@ -832,9 +833,8 @@ def _tile_bulk(top, bottom, j0, stride, rows, S, E, T, ahead):  # pragma: no cov
             # min keeps them inside the block)
             b0 = _chunk_row(j0 + q, c, k0, rows, chunks)
             b1 = _chunk_row(j0 + q + 1, c, k0, rows, chunks)
-            b2 = _chunk_row(min(j0 + q + 2, j1), c, k0, rows, chunks)
-            b3 = _chunk_row(min(j0 + q + 3, j1), c, k0, rows, chunks)
-            step = _END_BLOCK * stride
+            b2 = _chunk_row(min(j0 + q + 2, last_end), c, k0, rows, chunks)
+            b3 = _chunk_row(min(j0 + q + 3, last_end), c, k0, rows, chunks)
             if not ahead:
                 _split_max_tile(T, t_off, step, stride, S, a0, a1, a2, a3, E, b0, b1, b2, b3, count)
                 continue
@@ -842,8 +842,8 @@ def _tile_bulk(top, bottom, j0, stride, rows, S, E, T, ahead):  # pragma: no cov
             later, cn = (q + _TILE_ENDS, c) if q + _TILE_ENDS < _END_BLOCK else (0, following)
             next_b0 = _chunk_row(j0 + later, cn, k0, rows, chunks)
             next_b1 = _chunk_row(j0 + later + 1, cn, k0, rows, chunks)
-            next_b2 = _chunk_row(min(j0 + later + 2, j1), cn, k0, rows, chunks)
-            next_b3 = _chunk_row(min(j0 + later + 3, j1), cn, k0, rows, chunks)
+            next_b2 = _chunk_row(min(j0 + later + 2, last_end), cn, k0, rows, chunks)
+            next_b3 = _chunk_row(min(j0 + later + 3, last_end), cn, k0, rows, chunks)
             if q == 0:
                 _split_max_tile_ahead(
                     T, t_off, step, stride, S, a0, a1, a2, a3, E, b0, b1, b2, b3, count,
@@ -1019,7 +1019,8 @@ def _attach_block(i, j0, n, size, stride, rows, S, E, X, T, arc_t):  # pragma: n
 
 @njit(cache=True, fastmath=FASTMATH)
 def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma: no cover
-    """Fill S, E and X (layout in :func:`_decode_sentence`) for every span.
+    """Fill S, E and X (layout in :func:`_decode_sentence`) for every span; returns the index
+    of X[0, n, 0], the whole sentence's row.
 
     Spans in blocks of 8 consecutive ends j; within a block by decreasing start i, then
     increasing end j. All sub-spans are ready when needed: (i, k) with k < j comes from an
@@ -1082,6 +1083,7 @@ def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma:
                 if j - i < n:
                     _attach_outside(i, j, n, size, stride, rows, S, E, X, x_row, arc_t)
             i -= 1
+    return (n - (n - 1) // _END_BLOCK * _END_BLOCK - 1) * stride  # end n in the last block
 
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
@@ -1226,11 +1228,9 @@ def _decode_sentence(
     _transpose_arcs(arc, n, stride, arc_t)
     _label_tables(sent, n, label_one, label_multi)
     _se_layout(n, rows)
-    _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t)
-    # X[0, n, h] for h = 1, ..., n: the last span filled, (0, n), in the row of its end in the
-    # last block of ends
-    last_block = (n - 1) // _END_BLOCK * _END_BLOCK + 1
-    root, score = _best_root(X, (n - last_block) * stride + 1, 1, label_one[0, 1], arc, n)
+    row_root = _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t)
+    # X[0, n, h] for h = 1, ..., n
+    root, score = _best_root(X, row_root + 1, 1, label_one[0, 1], arc, n)
     _trace_back(sent, arc, n, S, E, rows, label_one, root, stack, out_spans, out_heads)
     return score
 
