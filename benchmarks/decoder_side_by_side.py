@@ -50,9 +50,9 @@ in no SuPar release on PyPI (1.1.4 is the last): where GitHub is reachable, inst
 master into the SuPar venv, ``DIR/bin/pip install
 git+https://github.com/yzhangcs/parser@7c0f2fabe9891123a230d80480925768fa103cb2``; otherwise make
 the ``supar_bilex`` overlay (the class and the two helpers it needs, over the installed 1.1.4) with
-``/work/peers/supar-bilex/recreate.sh`` from a copy of that commit, and give its directory as
-``--supar-bilex-path`` (the default, when it exists), which the SuPar worker gets on
-``PYTHONPATH``.
+``benchmarks/peer_configs/supar_bilex/make.sh`` from a copy of that commit, and give its
+directory as ``--supar-bilex-path`` (the default, when it exists), which the SuPar worker gets
+on ``PYTHONPATH``.
 """
 
 import argparse

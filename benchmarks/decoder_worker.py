@@ -25,7 +25,7 @@ node of the tree ``[i, j, label]`` (the empty label included) and the heads of e
 release (1.1.4): install master into SuPar's venv (``pip install
 git+https://github.com/yzhangcs/parser@7c0f2fabe9891123a230d80480925768fa103cb2``), or put a
 ``supar_bilex`` overlay package on ``PYTHONPATH`` (the driver's ``--supar-bilex-path``; made by
-``/work/peers/supar-bilex/recreate.sh``).
+``benchmarks/peer_configs/supar_bilex/make.sh``).
 
     python benchmarks/decoder_worker.py {ours,ours-joint,benepar,supar,supar-joint} CHARTS.npy \
         OUT.json [--arcs ARCS.npy] [--span-weight 0.5] [--sentences K] [--repeats 3] \
@@ -180,7 +180,8 @@ def _import_bilexicalized_crf():
                 "supar-joint: this SuPar has no BiLexicalizedConstituencyCRF (PyPI's 1.1.4 has "
                 "none). Install SuPar master into its venv (pip install git+https://github.com/"
                 "yzhangcs/parser@7c0f2fabe9891123a230d80480925768fa103cb2) or give the driver "
-                "--supar-bilex-path (an overlay made by /work/peers/supar-bilex/recreate.sh)."
+                "--supar-bilex-path (an overlay made by "
+                "benchmarks/peer_configs/supar_bilex/make.sh)."
             )
     return BiLexicalizedConstituencyCRF
 
