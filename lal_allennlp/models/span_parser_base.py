@@ -310,6 +310,13 @@ class SpanParserBase(Model):
         encoded = self.dropout(self.encoder(bounded, bounded_mask))
         return mask, encoded, embedded
 
+    def train(self, mode: bool = True) -> "SpanParserBase":
+        """`nn.Module.train`; going into training mode also drops the parse-time weight copies,
+        which an optimizer step does not always invalidate (`CastWeights`)."""
+        if mode and hasattr(self, "_cast_weights"):
+            self._cast_weights.clear()
+        return super().train(mode)
+
     def _embed(self, tokens: TextFieldTensors) -> torch.Tensor:
         """The text field embedder's output. When parsing (no gradients) in a lower
         `embedder_precision`, its linear layers get weights cast once and kept (`CastWeights`)

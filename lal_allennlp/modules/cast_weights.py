@@ -10,9 +10,12 @@ autocast would have made (the same rounding of the same float32 numbers), so the
 bit for bit the same, without the cast of every weight per batch (MiniLM's four layers: 7 M
 numbers, about 8 ms per batch on one CPU core).
 
-The copies are made again whenever a weight changes (an optimizer step, `load_state_dict`, a
-move to another device), which `key` detects from each tensor's identity, storage, device and
-in-place version counter.
+The copies are made again whenever a weight changes in a way that `key` detects from each
+tensor's identity, storage, device and in-place version counter (`load_state_dict`, a move to
+another device, an in-place edit). An optimizer step need not bump the version counter: torch's
+fused AdamW (`fused_adamw`) updates the weights without it. So the model also drops the copies
+(`clear`) whenever it goes into training mode, as a trainer does before every epoch; otherwise
+validation during training would run the transformer with the weights of the first validation.
 """
 from typing import Dict, Optional, Tuple
 
@@ -35,6 +38,11 @@ class CastWeights:
                 for name, parameter in layer.named_parameters(recurse=False):
                     found[f"{prefix}.{name}" if prefix else name] = parameter
         return found
+
+    def clear(self) -> None:
+        """Forget the copies: the next call of `copies` casts the weights again."""
+        self._key = None
+        self._copies = {}
 
     def copies(self, module: torch.nn.Module, dtype: torch.dtype) -> Dict[str, torch.Tensor]:
         """The copies for `module`'s linear layers in `dtype`, cast now only if some weight

@@ -180,6 +180,37 @@ def test_kept_bfloat16_weights_give_the_autocast_output_bit_for_bit(predictor):
         model.embedder_precision = "float32"
 
 
+def test_validation_after_a_fused_adamw_step_uses_the_new_weights(predictor):
+    """torch's fused AdamW changes the weights without bumping their version counters, so the
+    kept copies cannot see its steps; a trainer's model.train() before the steps drops them.
+    Before that, validation in a training run parsed with the first validation's weights."""
+    model = predictor._model
+    instance = predictor._json_to_instance({"tokens": SENTENCE})
+    model.embedder_precision = "bfloat16"
+    state = {name: value.clone() for name, value in model.state_dict().items()}
+    try:
+        model.eval()
+        before, _ = _embedder_outputs(model, instance)  # the copies are made here
+        linear = [m for m in model.text_field_embedder.modules() if isinstance(m, torch.nn.Linear)]
+        optimizer = torch.optim.AdamW([m.weight for m in linear], lr=0.1, fused=True)
+        versions = [m.weight._version for m in linear]
+        model.train()
+        for m in linear:
+            m.weight.grad = torch.ones_like(m.weight)
+        optimizer.step()
+        # the premise: the step changed the weights and left their versions as they were
+        assert [m.weight._version for m in linear] == versions
+        model.eval()
+        after, plain = _embedder_outputs(model, instance)
+        assert torch.equal(after, plain)
+        assert not torch.equal(after, before)
+    finally:
+        model.load_state_dict(state)
+        model.eval()
+        model.embedder_precision = "float32"
+        model.zero_grad()
+
+
 def test_training_and_gradients_use_the_weights_themselves(predictor):
     """With gradients on, the embedder is called directly, so the weights get gradients."""
     model = predictor._model
