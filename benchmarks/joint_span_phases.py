@@ -85,12 +85,13 @@ def kernel_steps(n: int) -> Tuple[int, int, float, float]:
     for i in range(n):
         for j in range(i + 1, n + 1):
             length = j - i
+            # head h in lane h - 1 of chunk (h - 1) // 8
             if length > 1:
-                split += (j // _LANES - (i + 1) // _LANES + 1) * (length - 1)
+                split += ((j - 1) // _LANES - i // _LANES + 1) * (length - 1)
             if j < n:
-                attach += (n // _LANES - (j + 1) // _LANES + 1) * length
+                attach += ((n - 1) // _LANES - j // _LANES + 1) * length
             if i > 0:
-                attach += (i // _LANES + 1) * length
+                attach += ((i - 1) // _LANES + 1) * length
     ideal_split = sum((n + 1 - m) * m * (m - 1) for m in range(2, n + 1)) / _LANES
     ideal_attach = sum((n + 1 - m) * m * (n - m) for m in range(1, n)) / _LANES
     return split, attach, ideal_split, ideal_attach

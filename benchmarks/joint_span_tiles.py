@@ -54,8 +54,8 @@ def _tile(top, j0, stride, rows, S, E, T, fixed_s, fixed_e):  # pragma: no cover
     chunks = stride // _LANES
     k0 = top + 1
     starts = (0, 1, 2, 3) if fixed_s else (top, top - 1, top - 2, top - 3)
-    first = (top - 2) // _LANES
-    last = (j0 + js._END_BLOCK - 1) // _LANES
+    first = (top - 3) // _LANES  # the chunk of head top - 2 (head h in lane h - 1)
+    last = (j0 + js._END_BLOCK - 2) // _LANES  # the chunk of head j0 + 7
     for c in range(first, last + 1):
         for q in range(0, js._END_BLOCK, js._TILE_ENDS):
             ends = [min(j0 + q + p, j0 + js._END_BLOCK - 1) for p in range(4)]
@@ -93,7 +93,7 @@ def _block(j0, stride, rows, S, E, T, fixed_s, fixed_e, ahead):  # pragma: no co
     while top >= js._TILE_STARTS - 1:
         if ahead:
             js._tile_bulk(top, top - js._TILE_STARTS + 1, j0, stride, rows, S, E, T, True)
-            chunks = (j0 + js._END_BLOCK - 1) // _LANES - (top - 2) // _LANES + 1
+            chunks = (j0 + js._END_BLOCK - 2) // _LANES - (top - 3) // _LANES + 1
             steps += chunks * js._TILE_STARTS * js._END_BLOCK * (j0 - top - 1)
         else:
             steps += _tile(top, j0, stride, rows, S, E, T, fixed_s, fixed_e)

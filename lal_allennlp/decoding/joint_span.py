@@ -684,8 +684,9 @@ def _aligned_buffers(workers: int, count: int, dtype) -> np.ndarray:
 
 
 def _row_length(size: int) -> int:
-    """Elements per row of X and per cell of the S/E chart: heads 0..n in whole chunks of 8."""
-    return (size + _LANES - 1) // _LANES * _LANES
+    """Elements per row of X and per cell of the S/E chart: heads 1..n (n = size - 1) in whole
+    chunks of 8, head h in lane h - 1 (:func:`_cell`)."""
+    return max(1, (size - 1 + _LANES - 1) // _LANES) * _LANES
 
 
 _row_length_jit = njit(cache=True)(_row_length)
@@ -693,7 +694,7 @@ _row_length_jit = njit(cache=True)(_row_length)
 
 @njit(cache=True, inline="always")
 def _chunk_row(a, c, b, rows, chunks):  # pragma: no cover - compiled code
-    """Index of cell (a, b), heads chunk c (heads 8 c .. 8 c + 7), in the S/E chart
+    """Index of cell (a, b), heads chunk c (heads 8 c + 1 .. 8 c + 8), in the S/E chart
     (``rows`` from :func:`_se_layout`, ``chunks`` chunks of heads per cell).
 
     For each a and chunk, the cells b lie one after the other, 8 lanes each, so that a loop over
@@ -719,8 +720,8 @@ def _se_layout(n, rows):  # pragma: no cover - compiled code
     chunks = _row_length_jit(size) // _LANES
     total = size * _LANES  # the margin before
     for a in range(size):
-        first_s = (a + 1) // _LANES - 1  # the chunks with cells b > a: first_s, ...
-        last_e = a // _LANES + 1  # the chunks with cells b < a: ..., last_e
+        first_s = a // _LANES - 1  # the chunks with cells b > a (heads > a): first_s, ...
+        last_e = (a - 1) // _LANES + 1  # the chunks with cells b < a (heads <= a): ..., last_e
         for c in range(chunks):
             low = 0 if c <= last_e else a + 1
             high = n if c >= first_s else a - 1
@@ -738,8 +739,10 @@ def _arc_row(c, d, size):  # pragma: no cover - compiled code
 
 @njit(cache=True, inline="always")
 def _cell(a, b, h, rows, chunks):  # pragma: no cover - compiled code
-    """Index of (a, b, h) in the S/E chart (see :func:`_chunk_row`)."""
-    return _chunk_row(a, h // _LANES, b, rows, chunks) + h % _LANES
+    """Index of (a, b, h) in the S/E chart (see :func:`_chunk_row`): head h in lane h - 1, so
+    that the chunks of the heads 1..n are whole where n is a multiple of 8, and a block of ends
+    j0 = 8 m + 1 .. 8 m + 8 (:func:`_fill_charts`) has its heads in one chunk."""
+    return _chunk_row(a, (h - 1) // _LANES, b, rows, chunks) + (h - 1) % _LANES
 
 _END_BLOCK = 8  # spans filled in blocks of this many ends (:func:`_fill_charts`)
 # Rows of the tile workspace T: the split maxima of 4 starts x 8 ends (:func:`_tile_bulk`), then
@@ -754,12 +757,13 @@ _TILE_ROWS = _TILE_STARTS * _END_BLOCK + _END_BLOCK
 
 @njit(cache=True, fastmath=FASTMATH)
 def _transpose_arcs(arc, n, stride, arc_t):  # pragma: no cover - compiled code
-    """arc_t[_arc_row(h // 8, d) + h % 8] = arc[h, d] for d, h in [0, n]: for each chunk of
-    8 heads, the arcs into d = 0, 1, ... one after the other (8 lanes each)."""
+    """arc_t[_arc_row((h - 1) // 8, d) + (h - 1) % 8] = arc[h, d] for h in [1, n], d in
+    [0, n]: for each chunk of 8 heads, the arcs into d = 0, 1, ... one after the other (8 lanes
+    each). The root's arcs, h = 0, are read from arc itself."""
     size = n + 1
-    for h in range(n + 1):
+    for h in range(1, n + 1):
         for d in range(n + 1):
-            arc_t[_arc_row(h // _LANES, d, size) + h % _LANES] = arc[h, d]
+            arc_t[_arc_row((h - 1) // _LANES, d, size) + (h - 1) % _LANES] = arc[h, d]
 
 
 @njit(cache=True, fastmath=FASTMATH)
@@ -776,7 +780,7 @@ def _span_value(
     chunks = stride // _LANES
     # Whole chunks of 8 heads (the lanes h <= i of the first are computed and ignored), so that
     # every vector load and store is aligned: the buffers are aligned to 64 bytes.
-    for c in range((i + 1) // _LANES, j // _LANES + 1):
+    for c in range(i // _LANES, (j - 1) // _LANES + 1):
         _split_max(
             X,
             S,
@@ -819,9 +823,9 @@ def _tile_bulk(top, bottom, j0, stride, rows, S, E, T, ahead):  # pragma: no cov
     # never read.
     s1, s2, s3 = max(top - 1, bottom), max(top - 2, bottom), max(top - 3, bottom)
     last_end = j0 + _END_BLOCK - 1
-    last = last_end // _LANES
+    last = (last_end - 1) // _LANES
     step = _END_BLOCK * stride  # from the T rows of one start to the next
-    for c in range((bottom + 1) // _LANES, last + 1):
+    for c in range(bottom // _LANES, last + 1):
         a0 = _chunk_row(top, c, k0, rows, chunks)  # S[start, k, chunk c], k = k0, ...
         a1 = _chunk_row(s1, c, k0, rows, chunks)
         a2 = _chunk_row(s2, c, k0, rows, chunks)
@@ -869,7 +873,7 @@ def _span_value_seeded(
     starts above i, filled just before) and k in [j0, j) (spans (i, k) of this block)."""
     chunks = stride // _LANES
     seed = ((top - i) * _END_BLOCK + j - j0) * stride
-    for c in range((i + 1) // _LANES, j // _LANES + 1):
+    for c in range(i // _LANES, (j - 1) // _LANES + 1):
         _split_max_seeded(
             X,
             S,
@@ -900,8 +904,8 @@ def _attach_right_heads(i, j, n, last, size, stride, rows, S, X, x_row, arc_t): 
     if j >= n:
         return
     chunks = stride // _LANES
-    row_x = x_row + i + 1  # X[i, j, i + 1]
-    for c in range((j + 1) // _LANES, last + 1):
+    row_x = x_row + i  # X[i, j, i + 1]
+    for c in range(j // _LANES, last + 1):
         _max_of_broadcast_sums(
             S,
             _chunk_row(i, c, j, rows, chunks),  # S[i, j, chunk c]
@@ -910,7 +914,7 @@ def _attach_right_heads(i, j, n, last, size, stride, rows, S, X, x_row, arc_t): 
             arc_t,
             _arc_row(c, i + 1, size),  # arcs into d = i + 1, ...
             j - i,
-            max(0, j + 1 - c * _LANES),
+            max(0, j - c * _LANES),
             _LANES,
         )
 
@@ -927,11 +931,11 @@ def _attach_outside(i, j, n, size, stride, rows, S, E, X, x_row, arc_t):  # prag
     keep their values.
     """
     chunks = stride // _LANES
-    row_x = x_row + i + 1  # X[i, j, i + 1]
+    row_x = x_row + i  # X[i, j, i + 1]
     length = j - i
-    _attach_right_heads(i, j, n, n // _LANES, size, stride, rows, S, X, x_row, arc_t)
+    _attach_right_heads(i, j, n, (n - 1) // _LANES, size, stride, rows, S, X, x_row, arc_t)
     if i > 0:
-        for c in range(0, i // _LANES + 1):
+        for c in range(0, (i - 1) // _LANES + 1):
             _max_of_broadcast_sums(
                 E,
                 _chunk_row(j, c, i, rows, chunks),  # E[j, i, chunk c]
@@ -941,7 +945,7 @@ def _attach_outside(i, j, n, size, stride, rows, S, E, X, x_row, arc_t):  # prag
                 _arc_row(c, i + 1, size),
                 length,
                 0,
-                min(_LANES, i + 1 - c * _LANES),
+                min(_LANES, i - c * _LANES),
             )
 
 
@@ -960,10 +964,10 @@ def _attach_block(i, j0, n, size, stride, rows, S, E, X, T, arc_t):  # pragma: n
     tile = _TILE_STARTS * _END_BLOCK * stride  # this part of T: row q for span (i, j0 + q)
     arcs = _arc_row(0, i + 1, size)  # arcs into d = i + 1, ..., chunk 0
     chunk = size * _LANES  # from one chunk of heads of the arcs to the next
-    near = (j0 + _END_BLOCK - 1) // _LANES
-    first = i + 1
-    for c in range(0, n // _LANES + 1):
-        if not ((i > 0 and c <= i // _LANES) or c > near):  # heads <= i or past the near chunk
+    near = (j0 + _END_BLOCK - 2) // _LANES  # the chunk of the block's last end
+    first = i  # X[i, j, i + 1]
+    for c in range(0, (n - 1) // _LANES + 1):
+        if not ((i > 0 and c <= (i - 1) // _LANES) or c > near):  # heads <= i or past near
             continue
         _broadcast_sums_tile(
             T,
@@ -984,9 +988,9 @@ def _attach_block(i, j0, n, size, stride, rows, S, E, X, T, arc_t):  # pragma: n
         )
     for q in range(_END_BLOCK):
         j = j0 + q
-        row_x = q * stride + j0 + 1  # X[i, j, j0 + 1]
+        row_x = q * stride + j0  # X[i, j, j0 + 1]
         if i > 0:
-            for c in range(0, i // _LANES + 1):
+            for c in range(0, (i - 1) // _LANES + 1):
                 _max_of_broadcast_sums_seeded(
                     E,
                     _chunk_row(j, c, i, rows, chunks),  # E[j, i, chunk c]
@@ -998,10 +1002,10 @@ def _attach_block(i, j0, n, size, stride, rows, S, E, X, T, arc_t):  # pragma: n
                     _arc_row(c, j0 + 1, size),  # arcs into d = j0 + 1, ...
                     j - j0,
                     0,
-                    i + 1 - c * _LANES,
+                    i - c * _LANES,
                 )
         if j < n:
-            for c in range(near + 1, n // _LANES + 1):
+            for c in range(near + 1, (n - 1) // _LANES + 1):
                 _max_of_broadcast_sums_seeded(
                     S,
                     _chunk_row(i, c, j, rows, chunks),  # S[i, j, chunk c]: every head > j
@@ -1020,7 +1024,7 @@ def _attach_block(i, j0, n, size, stride, rows, S, E, X, T, arc_t):  # pragma: n
 @njit(cache=True, fastmath=FASTMATH)
 def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma: no cover
     """Fill S, E and X (layout in :func:`_decode_sentence`) for every span; returns the index
-    of X[0, n, 0], the whole sentence's row.
+    of X[0, n, 1], where the whole sentence's row starts.
 
     Spans in blocks of 8 consecutive ends j; within a block by decreasing start i, then
     increasing end j. All sub-spans are ready when needed: (i, k) with k < j comes from an
@@ -1051,7 +1055,7 @@ def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma:
             if j1 - j0 == _END_BLOCK and i + _TILE_MIN_SPLITS < j0:
                 bottom = max(0, i - _TILE_STARTS + 1)
                 _tile_bulk(i, bottom, j0, stride, rows, S, E, T, ahead)
-                near = (j0 + _END_BLOCK - 1) // _LANES  # the chunk of the block's last end
+                near = (j0 + _END_BLOCK - 2) // _LANES  # the chunk of the block's last end
                 for start in range(i, bottom - 1, -1):
                     for j in range(j0, j1):
                         one_score, multi_score = label_one[start, j], label_multi[start, j]
@@ -1073,7 +1077,7 @@ def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma:
                 x_row = (j - j0) * stride  # X[i, j, 0]
                 if j - i == 1:  # a single word: one = multi = X = multi_label
                     value = label_multi[i, j]
-                    X[x_row + j] = value
+                    X[x_row + j - 1] = value
                     S[_cell(i, j, j, rows, chunks)] = value
                     E[_cell(j, i, j, rows, chunks)] = value
                 else:
@@ -1230,7 +1234,7 @@ def _decode_sentence(
     _se_layout(n, rows)
     row_root = _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t)
     # X[0, n, h] for h = 1, ..., n
-    root, score = _best_root(X, row_root + 1, 1, label_one[0, 1], arc, n)
+    root, score = _best_root(X, row_root, 1, label_one[0, 1], arc, n)
     _trace_back(sent, arc, n, S, E, rows, label_one, root, stack, out_spans, out_heads)
     return score
 

@@ -484,15 +484,16 @@ def test_s_and_e_cells_share_one_buffer_without_overlap(n) -> None:
         for b in range(size)
         if a != b
         for c in range(chunks)
-        if (c >= (a + 1) // 8 if b > a else c <= a // 8)  # a chunk with heads > a (S), <= a (E)
-        for h in range(8 * c, 8 * c + 8)
+        # a chunk (heads 8 c + 1 .. 8 c + 8) with heads > a (S), <= a (E)
+        if (c >= a // 8 if b > a else c <= (a - 1) // 8)
+        for h in range(8 * c + 1, 8 * c + 9)
     ]
     assert len(set(used)) == len(used)
-    every = [_cell(a, b, h, rows, chunks) for a in range(size) for b in range(size) for h in (0,)]
-    every += [_cell(a, b, 8 * chunks - 1, rows, chunks) for a in range(size) for b in range(size)]
+    every = [_cell(a, b, h, rows, chunks) for a in range(size) for b in range(size) for h in (1,)]
+    every += [_cell(a, b, 8 * chunks, rows, chunks) for a in range(size) for b in range(size)]
     assert min(every) >= 0 and max(every) < total
     for a in range(size):  # the split point k is the contiguous axis, 8 lanes apart
-        for h in range(8 * chunks):
+        for h in range(1, 8 * chunks + 1):
             assert _cell(a, 2, h, rows, chunks) - _cell(a, 1, h, rows, chunks) == 8
 
 
