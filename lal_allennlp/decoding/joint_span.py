@@ -154,7 +154,7 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   those few values from S and E; so X holds only the rows of one start's spans in a block of
   ends (at 1,000 words a fifth of the workspace less). numpy allocates both, so
   that large ones get transparent huge pages (:func:`_workspaces`). The workspace grows
-  as n^3 (10 MiB at 150 words, 2.6 GiB at 1,000 words in float32), so the decoder first checks
+  as n^3 (10 MiB at 150 words, 2.5 GiB at 1,000 words in float32), so the decoder first checks
   that it fits in the memory available, runs fewer workers in parallel when only some fit, and
   refuses a sentence whose workspace alone does not fit with a ``MemoryError`` that says so
   (rather than being killed by the system for running out).
