@@ -1129,21 +1129,40 @@ def _best_split(S, E, i, j, h, stride, rows):  # pragma: no cover - compiled cod
 
 @njit(cache=True, fastmath=FASTMATH)
 def _best_dependent(
-    S, E, rows, stride, label_one, arc, a, b, h, head_value, raw
+    S, E, rows, stride, T, label_one, arc, a, b, h, head_value, raw
 ):  # pragma: no cover - compiled code
     """The first dependent head d in (a, b] of the dependent child (a, b) with
     (X[a, b, d] + arc[h, d]) + head_value == raw (the last, b, if none before it).
 
     X is not kept after the fill (:func:`_fill_charts`), so X[a, b, d] is recomputed from the
-    charts as the fill computed it, raw[a, b, d] (the best split, :func:`_best_split`) +
-    one_label(a, b); a maximum is exact in any order, so these are the same bits. A single word
-    has one candidate and needs none. O(b - a) per candidate d, for the n - 1 arcs of the best
-    tree only.
+    charts for every d at once, by the fill's own vector kernel, into the first row of T (free
+    after the fill): raw[a, b, d] + one_label(a, b), the same bits as the fill's. A single word
+    has one candidate and needs none. For the n - 1 arcs of the best tree only.
     """
+    if b - a == 1:
+        return b
+    chunks = stride // _LANES
+    one = label_one[a, b]
+    spare = stride  # T's second row takes the kernel's multi values, which are not needed
+    for c in range(a // _LANES, (b - 1) // _LANES + 1):
+        _split_max(
+            T,
+            T,
+            T,
+            c * _LANES,  # X[a, b, 8 c + 1 ...] at T[8 c]: X[a, b, d] at T[d - 1]
+            spare,
+            spare,
+            one,
+            one,
+            S,
+            _chunk_row(a, c, a + 1, rows, chunks),  # S[a, k, chunk c] for k = a + 1, ...
+            E,
+            _chunk_row(b, c, a + 1, rows, chunks),  # E[b, k, chunk c] for k = a + 1, ...
+            b - a - 1,
+        )
     d = a + 1
     while d < b:
-        value = _best_split(S, E, a, b, d, stride, rows)[1] + label_one[a, b]
-        if (value + arc[h, d]) + head_value == raw:
+        if (T[d - 1] + arc[h, d]) + head_value == raw:
             break
         d += 1
     return d
@@ -1174,11 +1193,12 @@ def _pop_node(stack, top, pos, out_spans, sent):  # pragma: no cover - compiled 
 
 @njit(cache=True, fastmath=FASTMATH)
 def _trace_back(
-    sent, arc, n, S, E, rows, label_one, root, stack, out_spans, out_heads
+    sent, arc, n, S, E, rows, T, label_one, root, stack, out_spans, out_heads
 ):  # pragma: no cover - compiled code
     """Write the 2n - 1 nodes of the best tree in pre-order to out_spans (2n - 1, 3) and the
     heads to out_heads (n,), recovering the split k and dependent head d of each node from the
-    charts. stack: (>= n + 1, 4) int64 workspace of pending (i, j, head, role)."""
+    charts. stack: (>= n + 1, 4) int64 workspace of pending (i, j, head, role); T: the tile
+    workspace, free after the fill, where :func:`_best_dependent` recomputes X rows."""
     size = n + 1
     stride = _row_length_jit(size)
     chunks = stride // _LANES
@@ -1195,14 +1215,14 @@ def _trace_back(
         if h > k:  # head right: dependent head d in (i, k]
             head_value = E[_cell(j, k, h, rows, chunks)]  # multi[k, j, h]
             d = _best_dependent(
-                S, E, rows, stride, label_one, arc, i, k, h, head_value, raw
+                S, E, rows, stride, T, label_one, arc, i, k, h, head_value, raw
             )
             _push(stack, top, k, j, h, _ROLE_HEAD)  # right child, popped after the left subtree
             _push(stack, top + 1, i, k, d, _ROLE_DEP)
         else:  # head left: dependent head d in (k, j]
             head_value = S[_cell(i, k, h, rows, chunks)]  # multi[i, k, h]
             d = _best_dependent(
-                S, E, rows, stride, label_one, arc, k, j, h, head_value, raw
+                S, E, rows, stride, T, label_one, arc, k, j, h, head_value, raw
             )
             _push(stack, top, k, j, d, _ROLE_DEP)
             _push(stack, top + 1, i, k, h, _ROLE_HEAD)
@@ -1238,7 +1258,7 @@ def _decode_sentence(
     row_root = _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t)
     # X[0, n, h] for h = 1, ..., n
     root, score = _best_root(X, row_root, 1, label_one[0, 1], arc, n)
-    _trace_back(sent, arc, n, S, E, rows, label_one, root, stack, out_spans, out_heads)
+    _trace_back(sent, arc, n, S, E, rows, T, label_one, root, stack, out_spans, out_heads)
     return score
 
 
