@@ -70,7 +70,7 @@ def _fill_pass(
             j1 = min(j0 + js._END_BLOCK, n + 1)
             for i in range(j1 - 2, -1, -1):
                 for j in range(max(j0, i + 1), j1):
-                    x_row = (j - j0) * stride  # X[i, j, 0], as the fill keeps it
+                    x_row = (j - j0) * stride  # X[i, j, h] at x_row + h - 1, as the fill keeps it
                     if mode == 1 and j - i > 1:
                         one, multi = label_one[i, j], label_multi[i, j]
                         js._span_value(i, j, stride, rows, se, se, x, x_row, one, multi)

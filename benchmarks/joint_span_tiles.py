@@ -58,11 +58,14 @@ def _tile(top, j0, stride, rows, S, E, T, fixed_s, fixed_e):  # pragma: no cover
     last = (j0 + js._END_BLOCK - 2) // _LANES  # the chunk of head j0 + 7
     for c in range(first, last + 1):
         for q in range(0, js._END_BLOCK, js._TILE_ENDS):
-            ends = [min(j0 + q + p, j0 + js._END_BLOCK - 1) for p in range(4)]
-            e = [
-                js._chunk_row(end, 0 if fixed_e else c, 1 if fixed_e else k0, rows, chunks)
-                for end in ends
-            ]
+            # E[end, k, chunk c] of the tile's ends (kept inside the block), or cached cells;
+            # scalars, so that the timed loop allocates nothing
+            chunk_e, first_e = (0, 1) if fixed_e else (c, k0)
+            last_end = j0 + js._END_BLOCK - 1
+            e0 = js._chunk_row(min(j0 + q, last_end), chunk_e, first_e, rows, chunks)
+            e1 = js._chunk_row(min(j0 + q + 1, last_end), chunk_e, first_e, rows, chunks)
+            e2 = js._chunk_row(min(j0 + q + 2, last_end), chunk_e, first_e, rows, chunks)
+            e3 = js._chunk_row(min(j0 + q + 3, last_end), chunk_e, first_e, rows, chunks)
             js._split_max_tile(
                 T,
                 q * stride + c * _LANES,
@@ -74,10 +77,10 @@ def _tile(top, j0, stride, rows, S, E, T, fixed_s, fixed_e):  # pragma: no cover
                 js._chunk_row(starts[2], c, k0, rows, chunks),
                 js._chunk_row(starts[3], c, k0, rows, chunks),
                 E,
-                e[0],
-                e[1],
-                e[2],
-                e[3],
+                e0,
+                e1,
+                e2,
+                e3,
                 j0 - k0,
             )
     return (last - first + 1) * js._TILE_STARTS * js._END_BLOCK * (j0 - k0)

@@ -110,7 +110,7 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   the range are computed and never read, or, where DL/DR share a chunk with a span's own heads,
   masked out of the store. With the chunks starting at word 1, the heads of a sentence of a
   multiple of 8 words fill whole chunks, and the 8 ends of a block (:func:`_fill_charts`) lie in
-  one: 14 % fewer 8-lane steps at 80 words than chunks starting at h = 0.
+  one chunk, so no loop runs over a chunk that holds a single head.
 * The chunked layout is for long sentences. With one row of heads per (start or end, k), the
   split maximum reads one chunk from each of j - i rows, a row (4 KB at 1,000 words) apart, and
   on long sentences that costs several times the arithmetic (``benchmarks/README.md``). Writes
@@ -152,7 +152,7 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   value of each span as a dependent, is only read by the span's own attachments, right after
   its split maxima, and by the traceback for the n - 1 arcs of the best tree, which recomputes
   those few values from S and E; so X holds only the rows of one start's spans in a block of
-  ends (at 1,000 words a fifth of the workspace less). numpy allocates both, so
+  ends. numpy allocates both, so
   that large ones get transparent huge pages (:func:`_workspaces`). The workspace grows
   as n^3 (10 MiB at 150 words, 2.5 GiB at 1,000 words in float32), so the decoder first checks
   that it fits in the memory available, runs fewer workers in parallel when only some fit, and
@@ -807,7 +807,7 @@ def _tile_bulk(top, bottom, j0, stride, rows, S, E, T, ahead):  # pragma: no cov
     the 8 ends j of the block from j0 have in common, k in (top, j0), for every head h in
     (bottom, j0 + 7], 8 lanes at a time::
 
-        T[((top - i) 8 + j - j0) stride + h] = max_{k in (top, j0)} S[i, k, h] + E[j, k, h]
+        T[((top - i) 8 + j - j0) stride + h - 1] = max_{k in (top, j0)} S[i, k, h] + E[j, k, h]
 
     (top + 1 < j0). These spans (i, k) end in earlier blocks and the spans (k, j) begin after
     top, so all are ready. Chunk by chunk, the 4 starts' S cells are read for the block's ends
@@ -1062,7 +1062,7 @@ def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma:
                 for start in range(i, bottom - 1, -1):
                     for j in range(j0, j1):
                         one_score, multi_score = label_one[start, j], label_multi[start, j]
-                        x_row = (j - j0) * stride  # X[start, j, 0]
+                        x_row = (j - j0) * stride  # X[start, j, h] at x_row + h - 1
                         _span_value_seeded(
                             start, j, i, j0, stride, rows, S, E, X, x_row, T, one_score,
                             multi_score,
@@ -1077,7 +1077,7 @@ def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma:
                 i = bottom - 1
                 continue
             for j in range(max(j0, i + 1), j1):
-                x_row = (j - j0) * stride  # X[i, j, 0]
+                x_row = (j - j0) * stride  # X[i, j, h] at x_row + h - 1
                 if j - i == 1:  # a single word: one = multi = X = multi_label
                     value = label_multi[i, j]
                     X[x_row + j - 1] = value
@@ -1238,11 +1238,12 @@ def _decode_sentence(
     """Decode one sentence; returns the tree score (working dtype).
 
     sent: (>= n + 1, >= n + 1, L); arc: (>= n + 1, >= n + 1) [head, dependent]. S, E, X: flat
-    workspaces, zero-filled once. X holds ``_END_BLOCK`` rows of (n + 1) stride: those of the
+    workspaces, zero-filled once. X holds ``_END_BLOCK`` rows of ``stride`` (the heads 1..n in
+    whole chunks of 8, head h at h - 1): those of the
     spans of the start being filled in the current block of ends (:func:`_fill_charts`), S
     and E blocks of cells, one per start or end and chunk of heads
     (:func:`_se_layout`, whose table goes to ``rows``); S and E may be one buffer, as S only
-    uses cells with a < b and E cells with a > b. arc_t: (n + 1) stride, by chunks of heads
+    uses cells with a < b and E cells with a > b. arc_t: (n + 1) x stride, by chunks of heads
     (:func:`_transpose_arcs`); lab_buf: 2 (n + 1)^2. Chart contents (see the module
     docstring), for cell (a, b): S: multi[a, b, h] for h in (a, b], DL[a, b, h] for h > b;
     E (cell (j, k)): DR[k, j, h] for h <= k, multi[k, j, h] for h in (k, j]; X: the value of
