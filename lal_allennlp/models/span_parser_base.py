@@ -11,8 +11,9 @@ chart, the dependency losses to the loss, heads to the decode). The chart is a s
 sentence, in `forward` when not training, and reused by the metrics and by
 `make_output_human_readable`, which only turns them into strings and lists.
 """
+import contextlib
 import logging
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -368,10 +369,16 @@ class SpanParserBase(Model):
             )
         return dtype
 
-    def _embedder_autocast(self, device: torch.device) -> torch.autocast:
-        """`torch.autocast` in `embedder_precision` on `device` (disabled for float32)."""
+    def _embedder_autocast(
+        self, device: torch.device
+    ) -> Union[torch.autocast, contextlib.nullcontext]:
+        """`torch.autocast` in `embedder_precision` on `device`. For float32 no context at all:
+        an autocast around the whole model (allennlp's `use_amp`, a benchmark's) then reaches
+        the transformer too, which a disabled autocast here would switch off for it."""
         dtype = self._autocast_dtype(device)
-        return torch.autocast(device.type, dtype=dtype, enabled=dtype is not None)
+        if dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device.type, dtype=dtype)
 
     def _span_chart(self, fenceposts: torch.Tensor, mask: torch.BoolTensor) -> SpanChart:
         """The chart of span label scores (the empty label's column fixed at 0)."""

@@ -76,6 +76,17 @@ def test_float32_uses_no_autocast(predictor):
     assert seen["span_scorer"] == torch.float32
 
 
+def test_float32_leaves_an_outer_autocast_to_the_transformer(predictor):
+    """allennlp's `use_amp` (and the GPU benchmark) wrap the whole model in an autocast: with
+    the default float32 setting the transformer must run under it, not be switched back to
+    float32 (as it was from 2026-11-24 to 11-27, which made GPU mixed precision skip the
+    transformer)."""
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        seen = _dtypes_seen(predictor, "float32")
+    assert seen["transformer"] == torch.bfloat16
+    assert seen["span_scorer"] == torch.bfloat16
+
+
 def test_bfloat16_scores_stay_close_to_float32(predictor):
     """Same model, same sentence: bfloat16 word vectors change the span scores only by about
     bfloat16's precision (8 bits of mantissa), not by a different computation."""
