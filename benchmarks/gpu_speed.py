@@ -1,18 +1,22 @@
 """
-GPU speed of the Label Attention Layer parser with a large transformer underneath: training
+GPU speed of the Label Attention Layer parsers with a large transformer underneath: training
 throughput (sentences/s of forward + backward + optimizer step, as allennlp's trainer does it,
 the cost-augmented CKY of the hinge loss included) and parsing throughput (sentences/s of
-forward + CKY decoding + building the output trees), in fp32 and in mixed precision, with the
-peak GPU memory of each phase.
+forward + decoding + building the output trees), in fp32, float16 and bfloat16 mixed
+precision, with the peak GPU memory of each phase and, with `--stages`, where the parse time
+goes.
 
     python benchmarks/gpu_speed.py ../shared/data/ptb-sample/trees/wsj_0001-0199 \
-        [--config training_config/lal_xlnet_ptb.jsonnet ...] [--precision fp32 amp] \
-        [--encoder bert-large] [--device cuda] [--output gpu_speed.json]
+        [--config training_config/lal_xlnet_ptb_joint.jsonnet ...] \
+        [--deps ../shared/data/ptb-sample/deps] [--precision fp32 fp16 bf16] \
+        [--encoder bert-large] [--device cuda] [--stages] [--output gpu_speed.json]
 
 The model is built from the repository's real training configs through the registered
-classes (`lal_span_parser` with a `lal_stack` encoder over `pretrained_transformer_mismatched`
-embeddings), with the config's optimizer, gradient clipping and batch size. The transformer
-is built from a configuration with **random weights** (`load_weights: false`), since GPU
+classes (`lal_span_parser` or `lal_joint_parser` with a `lal_stack` encoder over
+`pretrained_transformer_mismatched` embeddings), with the config's optimizer, gradient
+clipping and batch size. The joint configs read dependencies (`--deps`, the configs'
+`PTB_DEPS`: a folder of `.dp`/CoNLL files named like the tree files). The transformer is
+built from a configuration with **random weights** (`load_weights: false`), since GPU
 machines here have neither internet access nor model weights: throughput and memory depend
 on the shapes, not on the weight values. `bert-large` is BERT-large-uncased's shape (24
 layers, hidden 1024, 16 heads, feed-forward 4096, 335M parameters) with its real uncased
@@ -21,11 +25,20 @@ same vocabulary), so sentences split into realistic numbers of word pieces. The 
 XLNet-large-cased has the same layer shapes (24 x 1024, 16 heads, 4096) but relative
 attention, which costs somewhat more; its SentencePiece model is not available offline.
 
-Mixed precision is what allennlp's `use_amp` does: `torch.autocast` with float16 and a
-gradient scaler. Batches are made once (allennlp's bucket sampler: sentences of similar
-length, the config's batch size) and replayed in the same order for every precision; each
+Precisions: `fp32`; `fp16`, what allennlp's `use_amp` does (`torch.autocast` with float16
+and a gradient scaler; `amp` is another name for it); `bf16`, `torch.autocast` with bfloat16
+(no scaler: bfloat16 has float32's exponent range). Batches are made once (allennlp's bucket
+sampler: sentences of similar length, the config's batch size, or each of
+`--parse-batch-sizes` for parsing) and replayed in the same order for every precision; each
 phase first runs its batches once untimed (every batch shape seen once: kernel selection,
 the caching allocator, numba compilation), then times a second pass over the same batches.
+
+`--stages` adds a third parse pass with a timer around each stage (the transformer, the LAL
+encoder, span scores, arc scores, POS tags, the chart's copy to the host, the numba decoder,
+trees and dependency labels, the output dictionaries), the GPU synchronised at every stage
+boundary so that its queued work is charged to the stage that queued it; stages nested in
+another are subtracted from it. The transformer's arithmetic (multiply-adds of its 24 layers
+on the padded word pieces, times 2) over its stage time gives the TFLOP/s it reached.
 
 For a quick check on a CPU: `--device cpu --encoder tiny --small-lal --batch-size 4
 --train-batches 2 --parse-batches 2 --max-sentences 40`.
@@ -60,6 +73,17 @@ ENCODERS: Dict[str, Dict[str, int]] = {
         hidden_size=768, num_hidden_layers=12, num_attention_heads=12, intermediate_size=3072
     ),
     "tiny": dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128),
+}
+# precision: (autocast dtype, None for none; gradient scaler); `amp` is allennlp's name for fp16
+PRECISIONS: Dict[str, Tuple[Any, bool]] = {
+    "fp32": (None, False),
+    "fp16": ("float16", True),
+    "bf16": ("bfloat16", False),
+}
+PRECISION_NAMES = {
+    "fp32": "fp32",
+    "fp16": "fp16 (float16 autocast + grad scaler: allennlp's use_amp)",
+    "bf16": "bf16 (bfloat16 autocast)",
 }
 TOKENIZER_FILES = (
     "vocab.txt",
@@ -99,11 +123,24 @@ def make_transformer_dir(encoder: str, tokenizer_dir: str, out_dir: str) -> Dict
 
 
 def load_params(
-    config: str, data: str, transformer_dir: str, hidden_size: int, batch_size: int, small: bool
+    config: str,
+    data: str,
+    deps: str,
+    transformer_dir: str,
+    hidden_size: int,
+    batch_size: int,
+    small: bool,
 ):
     from allennlp.common import Params
 
+    with open(config, encoding="utf-8") as text:
+        if "PTB_DEPS" in text.read() and not deps:
+            raise SystemExit(
+                f"{config} reads dependencies (PTB_DEPS): give --deps, a folder of dependency "
+                "files named like the tree files (e.g. ../shared/data/ptb-sample/deps)"
+            )
     ext_vars = {
+        "PTB_DEPS": deps or "",
         "TRANSFORMER_MODEL": transformer_dir,
         "PTB_TRAIN": data,
         "PTB_DEV": data,
@@ -185,7 +222,17 @@ def build_model(params, vocab, device, seed: int):
     return model.to(device)
 
 
-def time_training(model, params, batches, device, amp: bool, steps: int, warmup: int):
+def autocast(device, precision: str):
+    """The autocast context of `precision` (disabled for fp32)."""
+    import torch
+
+    dtype, _ = PRECISIONS[precision]
+    return torch.autocast(
+        device.type, dtype=getattr(torch, dtype or "float32"), enabled=dtype is not None
+    )
+
+
+def time_training(model, params, batches, device, precision: str, steps: int, warmup: int):
     import torch
     from allennlp.nn.util import move_to_device
     from allennlp.training.optimizers import Optimizer
@@ -196,7 +243,7 @@ def time_training(model, params, batches, device, amp: bool, steps: int, warmup:
         params=trainer["optimizer"].duplicate(),
     )
     grad_norm = trainer.get("grad_norm", None)
-    scaler = torch.amp.GradScaler(device.type, enabled=amp)
+    scaler = torch.amp.GradScaler(device.type, enabled=PRECISIONS[precision][1])
     model.train()
     sentences = words = 0
     start = None
@@ -210,7 +257,7 @@ def time_training(model, params, batches, device, amp: bool, steps: int, warmup:
             sentences, words = sentences + counted[0], words + counted[1]
         batch = move_to_device(batch, device)
         optimizer.zero_grad(set_to_none=True)
-        with torch.autocast(device.type, dtype=torch.float16, enabled=amp):
+        with autocast(device, precision):
             loss = model(**batch)["loss"]
         scaler.scale(loss).backward()
         if grad_norm:
@@ -234,41 +281,154 @@ def time_training(model, params, batches, device, amp: bool, steps: int, warmup:
     }
 
 
-def time_parsing(model, batches, device, amp: bool, steps: int, warmup: int):
+class StageTimer:
+    """Wall time per parse stage, each stage's own: while a stage runs inside another, the
+    outer one's clock stops. At every boundary the GPU is synchronised, so that the kernels a
+    stage queued are charged to it and not to whichever stage next waits for the GPU."""
+
+    def __init__(self, device) -> None:
+        self.device = device
+        self.totals: Dict[str, float] = {}
+        self._stack: List[str] = ["other"]
+        self._last = 0.0
+        self._undo: List[Tuple[Any, str, Any, bool]] = []
+
+    def _switch(self, push: str = "") -> None:
+        sync(self.device)
+        now = time.perf_counter()
+        current = self._stack[-1]
+        self.totals[current] = self.totals.get(current, 0.0) + now - self._last
+        self._last = now
+        if push:
+            self._stack.append(push)
+        else:
+            self._stack.pop()
+
+    def wrap(self, owner: Any, name: str, stage: str) -> None:
+        """Times every call of `owner.name` (a method of an object or class, or a module's
+        function) as `stage`, until `restore`."""
+        had_own = name in vars(owner) if hasattr(owner, "__dict__") else True
+        original = getattr(owner, name)
+
+        def timed(*args, **kwargs):
+            self._switch(push=stage)
+            try:
+                return original(*args, **kwargs)
+            finally:
+                self._switch()
+
+        # a class's function needs its `self`: a plain function in the class does that
+        setattr(owner, name, timed)
+        self._undo.append((owner, name, original, had_own))
+
+    def start(self) -> None:
+        sync(self.device)
+        self.totals, self._stack, self._last = {}, ["other"], time.perf_counter()
+
+    def stop(self) -> float:
+        self._switch()
+        return sum(self.totals.values())
+
+    def restore(self) -> None:
+        for owner, name, original, had_own in reversed(self._undo):
+            if had_own:
+                setattr(owner, name, original)
+            else:
+                delattr(owner, name)
+        self._undo = []
+
+
+def stage_timer(model, device) -> StageTimer:
+    """A `StageTimer` around the parse stages of a span or joint LAL parser."""
+    import lal_allennlp.structs.joint_span_chart as joint_span_chart
+    import lal_allennlp.structs.span_chart as span_chart
+
+    timer = StageTimer(device)
+    timer.wrap(model, "_embed", "transformer")
+    timer.wrap(model.encoder, "forward", "LAL encoder")
+    timer.wrap(model, "_chart", "arc scores")  # the joint parser's; the span chart is nested
+    timer.wrap(model, "_span_chart", "span scores")
+    timer.wrap(model, "_tag_logits", "POS tags")
+    timer.wrap(model, "_decode", "trees and labels")
+    timer.wrap(span_chart.SpanChart, "as_numpy", "chart to host")
+    timer.wrap(span_chart, "cky_decode", "decoder (CPU)")
+    timer.wrap(joint_span_chart, "joint_span_decode", "decoder (CPU)")
+    timer.wrap(model, "make_output_human_readable", "output")
+    return timer
+
+
+def transformer_flops(tokens, config: Dict[str, Any]) -> float:
+    """Floating-point operations of the transformer's layers over the padded word pieces of
+    one batch: per layer and piece, the Q/K/V/output projections (4 h^2 multiply-adds), the
+    feed-forward block (2 h f) and attention over the S pieces (2 S h); 2 operations each."""
+    batch, pieces = tokens["tokens"]["token_ids"].shape
+    h, f = config["hidden_size"], config["intermediate_size"]
+    per_piece = 4 * h * h + 2 * h * f + 2 * pieces * h
+    return 2.0 * config["num_hidden_layers"] * batch * pieces * per_piece
+
+
+def time_parsing(
+    model,
+    batches,
+    device,
+    precision: str,
+    steps: int,
+    warmup: int,
+    stages: bool = False,
+    transformer: Dict[str, Any] = None,
+):
     import torch
     from allennlp.nn.util import move_to_device
 
     model.eval()
-    sentences = words = 0
-    start = None
+
+    def parse(batch) -> None:
+        # Raw sentences: no gold tree (no loss, no EVALB), only the words.
+        inputs = {
+            "tokens": move_to_device(batch["tokens"], device),
+            "metadata": [{"words": m["words"]} for m in batch["metadata"]],
+        }
+        with autocast(device, precision):
+            output = model(**inputs)
+        trees = model.make_output_human_readable(output)["trees"]
+        assert len(trees) == len(inputs["metadata"])
+
+    timed = [batches[step % min(steps, len(batches))] for step in range(steps)]
+    sentences = sum(sentences_and_words(batch)[0] for batch in timed)
+    words = sum(sentences_and_words(batch)[1] for batch in timed)
     with torch.no_grad():
-        for step in range(warmup + steps):
-            if step == warmup:
-                sync(device)
-                start = time.perf_counter()
-            batch = batches[step % min(steps, len(batches))]
-            if step >= warmup:
-                counted = sentences_and_words(batch)
-                sentences, words = sentences + counted[0], words + counted[1]
-            # Raw sentences: no gold tree (no loss, no EVALB), only the words.
-            inputs = {
-                "tokens": move_to_device(batch["tokens"], device),
-                "metadata": [{"words": m["words"]} for m in batch["metadata"]],
-            }
-            with torch.autocast(device.type, dtype=torch.float16, enabled=amp):
-                output = model(**inputs)
-            trees = model.make_output_human_readable(output)["trees"]
-            assert len(trees) == len(inputs["metadata"])
-    sync(device)
-    seconds = time.perf_counter() - start
-    return {
-        "parse_sentences": sentences,
-        "parse_words": words,
-        "parse_seconds": seconds,
-        "parse_sentences_per_s": sentences / seconds,
-        "parse_words_per_s": words / seconds,
-        "parse_peak_gib": peak_gib(device),
-    }
+        for step in range(warmup):
+            parse(batches[step % min(steps, len(batches))])
+        sync(device)
+        start = time.perf_counter()
+        for batch in timed:
+            parse(batch)
+        sync(device)
+        seconds = time.perf_counter() - start
+        result = {
+            "parse_sentences": sentences,
+            "parse_words": words,
+            "parse_seconds": seconds,
+            "parse_sentences_per_s": sentences / seconds,
+            "parse_words_per_s": words / seconds,
+            "parse_peak_gib": peak_gib(device),
+        }
+        if stages:
+            timer = stage_timer(model, device)
+            try:
+                timer.start()
+                for batch in timed:
+                    parse(batch)
+                staged_seconds = timer.stop()
+            finally:
+                timer.restore()
+            result["stages_seconds"] = staged_seconds
+            result["stages"] = dict(sorted(timer.totals.items(), key=lambda kv: -kv[1]))
+            if transformer and timer.totals.get("transformer"):
+                flops = sum(transformer_flops(batch["tokens"], transformer) for batch in timed)
+                result["transformer_tflops"] = flops / 1e12
+                result["transformer_tflop_per_s"] = flops / 1e12 / timer.totals["transformer"]
+    return result
 
 
 def main() -> None:
@@ -282,11 +442,25 @@ def main() -> None:
         default=[os.path.join(REPO_ROOT, "training_config", "lal_xlnet_ptb.jsonnet")],
         help="LAL training configs (lal_stack encoder on a pretrained transformer)",
     )
+    parser.add_argument("--deps", default="", help="dependency folder for the joint configs")
     parser.add_argument("--encoder", choices=sorted(ENCODERS), default="bert-large")
     parser.add_argument("--tokenizer-dir", default=default_tokenizer_dir())
     parser.add_argument("--device", default="cuda", help="cuda, cuda:N or cpu")
-    parser.add_argument("--precision", nargs="+", choices=["fp32", "amp"], default=["fp32", "amp"])
+    parser.add_argument(
+        "--precision",
+        nargs="+",
+        choices=sorted(PRECISIONS) + ["amp"],
+        default=["fp32", "fp16"],
+        help="amp: fp16",
+    )
     parser.add_argument("--batch-size", type=int, default=0, help="default: the config's")
+    parser.add_argument(
+        "--parse-batch-sizes",
+        type=int,
+        nargs="+",
+        default=[],
+        help="parse with batches of each of these sizes (default: the config's validation batch)",
+    )
     parser.add_argument("--train-batches", type=int, default=20, help="timed training steps")
     parser.add_argument("--parse-batches", type=int, default=20, help="timed parsing batches")
     parser.add_argument(
@@ -302,9 +476,12 @@ def main() -> None:
         action="store_true",
         help="narrow the LAL stack (d_model 32, 4 label heads): for CPU smoke tests only",
     )
+    parser.add_argument("--stages", action="store_true", help="time the parse stage by stage")
+    parser.add_argument("--no-training", action="store_true", help="time parsing only")
     parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--output", help="write the results as JSON here")
+    parser.add_argument("--output", help="write the results as JSON here (after every row)")
     args = parser.parse_args()
+    precisions = list(dict.fromkeys("fp16" if p == "amp" else p for p in args.precision))
 
     import torch
 
@@ -322,8 +499,10 @@ def main() -> None:
     header = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "device": gpu,
+        "cpu_cores": os.cpu_count(),
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
+        "tf32_matmul": torch.backends.cuda.matmul.allow_tf32,
         "transformers": transformers.__version__,
         "python": platform.python_version(),
         "command": " ".join(["python"] + sys.argv),
@@ -331,7 +510,13 @@ def main() -> None:
         "weights": "random (built from a configuration; throughput and memory do not depend on "
         "the weight values)",
     }
-    results = []
+    results: List[Dict[str, Any]] = []
+
+    def save() -> None:
+        if args.output:
+            with open(args.output, "w") as out:
+                json.dump({**header, "results": results}, out, indent=1)
+
     with tempfile.TemporaryDirectory() as transformer_dir:
         header["transformer"] = make_transformer_dir(
             args.encoder, args.tokenizer_dir, transformer_dir
@@ -339,7 +524,13 @@ def main() -> None:
         hidden = ENCODERS[args.encoder]["hidden_size"]
         for config in args.config:
             params = load_params(
-                config, args.data, transformer_dir, hidden, args.batch_size, args.small_lal
+                config,
+                args.data,
+                args.deps,
+                transformer_dir,
+                hidden,
+                args.batch_size,
+                args.small_lal,
             )
             reader = DatasetReader.from_params(params["dataset_reader"].duplicate())
             instances = list(reader.read(args.data))
@@ -349,38 +540,56 @@ def main() -> None:
             train_batches = make_batches(
                 instances, vocab, params["data_loader"]["batch_sampler"], args.seed
             )
-            parse_batches = make_batches(
-                instances, vocab, params["validation_data_loader"]["batch_sampler"], args.seed
-            )
-            warmup = {
-                "train": args.warmup if args.warmup >= 0 else args.train_batches,
-                "parse": args.warmup if args.warmup >= 0 else args.parse_batches,
-            }
-            for precision in args.precision:
-                amp = precision == "amp"
+            validation_sampler = params["validation_data_loader"]["batch_sampler"]
+            parse_sizes = args.parse_batch_sizes or [validation_sampler["batch_size"]]
+            parse_batches = {}
+            for size in parse_sizes:
+                sampler = validation_sampler.duplicate()
+                sampler["batch_size"] = size
+                parse_batches[size] = make_batches(instances, vocab, sampler, args.seed)
+            for precision in precisions:
                 reset_memory(device)
                 model = build_model(params, vocab, device, args.seed)
-                num_parameters = sum(p.numel() for p in model.parameters())
                 row = {
                     "config": os.path.basename(config),
-                    "precision": "fp32" if not amp else "amp (float16 autocast + grad scaler)",
-                    "parameters": num_parameters,
+                    "model": params["model"]["type"],
+                    "precision": PRECISION_NAMES[precision],
+                    "parameters": sum(p.numel() for p in model.parameters()),
                     "batch_size": params["data_loader"]["batch_sampler"]["batch_size"],
                     "sentences_read": len(instances),
                 }
-                train = time_training(
-                    model, params, train_batches, device, amp, args.train_batches, warmup["train"]
-                )
-                row.update(train)
-                reset_memory(device)
-                row.update(
-                    time_parsing(
-                        model, parse_batches, device, amp, args.parse_batches, warmup["parse"]
+                if not args.no_training:
+                    warmup = args.warmup if args.warmup >= 0 else args.train_batches
+                    row.update(
+                        time_training(
+                            model,
+                            params,
+                            train_batches,
+                            device,
+                            precision,
+                            args.train_batches,
+                            warmup,
+                        )
                     )
-                )
+                row["parsing"] = []
+                for size in parse_sizes:
+                    reset_memory(device)
+                    warmup = args.warmup if args.warmup >= 0 else args.parse_batches
+                    parsed = time_parsing(
+                        model,
+                        parse_batches[size],
+                        device,
+                        precision,
+                        args.parse_batches,
+                        warmup,
+                        stages=args.stages,
+                        transformer=header["transformer"],
+                    )
+                    row["parsing"].append({"parse_batch_size": size, **parsed})
                 del model
                 results.append(row)
                 print(json.dumps(row), flush=True)
+                save()
 
     print()
     print(f"{header['date']}  {header['device']}  torch {header['torch']} (CUDA {header['cuda']})"
@@ -388,20 +597,69 @@ def main() -> None:
     print(f"encoder: {args.encoder} {header['transformer']}, weights {header['weights']}")
     print(f"command: {header['command']}")
     print()
-    print("| config | precision | params | batch | train sent/s | train words/s | train peak GiB "
-          "| parse sent/s | parse words/s | parse peak GiB |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print(markdown_table(results))
+    stage_rows = [
+        (row, parsed) for row in results for parsed in row["parsing"] if "stages" in parsed
+    ]
+    if stage_rows:
+        print()
+        print(stages_table(stage_rows))
+
+
+def markdown_table(results: List[Dict[str, Any]]) -> str:
+    lines = [
+        "| config | precision | params | train batch | train sent/s | train words/s "
+        "| train peak GiB | parse batch | parse sent/s | parse words/s | parse peak GiB |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for row in results:
-        print(
-            f"| {row['config']} | {row['precision']} | {row['parameters'] / 1e6:.0f}M "
-            f"| {row['batch_size']} | {row['train_sentences_per_s']:.1f} "
-            f"| {row['train_words_per_s']:.0f} | {row['train_peak_gib']:.2f} "
-            f"| {row['parse_sentences_per_s']:.1f} | {row['parse_words_per_s']:.0f} "
-            f"| {row['parse_peak_gib']:.2f} |"
+        if "train_sentences_per_s" in row:
+            train = (
+                f"{row['train_sentences_per_s']:.1f} | {row['train_words_per_s']:.0f} "
+                f"| {row['train_peak_gib']:.2f}"
+            )
+        else:
+            train = "- | - | -"
+        for parsed in row["parsing"]:
+            lines.append(
+                f"| {row['config']} | {row['precision'].split(' ')[0]} "
+                f"| {row['parameters'] / 1e6:.0f}M | {row['batch_size']} | {train} "
+                f"| {parsed['parse_batch_size']} | {parsed['parse_sentences_per_s']:.1f} "
+                f"| {parsed['parse_words_per_s']:.0f} | {parsed['parse_peak_gib']:.2f} |"
+            )
+    return "\n".join(lines)
+
+
+def stages_table(stage_rows) -> str:
+    """Per stage: milliseconds per timed pass and share of the staged pass, one column per
+    (precision, parse batch size)."""
+    names = list(dict.fromkeys(name for _, parsed in stage_rows for name in parsed["stages"]))
+    columns = [
+        f"{row['config'].replace('.jsonnet', '')}, {row['precision'].split(' ')[0]}, "
+        f"batch {parsed['parse_batch_size']}"
+        for row, parsed in stage_rows
+    ]
+    lines = ["| stage | " + " | ".join(columns) + " |", "|---|" + "---:|" * len(columns)]
+    for name in names:
+        cells = []
+        for _, parsed in stage_rows:
+            seconds = parsed["stages"].get(name, 0.0)
+            cells.append(f"{1000 * seconds:.0f} ms ({100 * seconds / parsed['stages_seconds']:.0f} %)")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines.append(
+        "| staged pass (untimed pass) | "
+        + " | ".join(
+            f"{1000 * p['stages_seconds']:.0f} ms ({1000 * p['parse_seconds']:.0f} ms)"
+            for _, p in stage_rows
         )
-    if args.output:
-        with open(args.output, "w") as out:
-            json.dump({**header, "results": results}, out, indent=1)
+        + " |"
+    )
+    lines.append(
+        "| transformer TFLOP/s | "
+        + " | ".join(f"{p.get('transformer_tflop_per_s', float('nan')):.1f}" for _, p in stage_rows)
+        + " |"
+    )
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":

@@ -235,7 +235,9 @@ class JointSpanParser(SpanParserBase):
         allowed = head_mask.unsqueeze(1) & mask.unsqueeze(2)
         words = torch.arange(max_length, device=mask.device)
         allowed[:, words, words + 1] = False  # no word is its own head
-        arc_log_probs = util.masked_log_softmax(arc_logits, allowed, dim=-1)
+        # float32 under any autocast: the log-softmax's sums need it, and allennlp's masked
+        # softmax has no bfloat16 (`tiny_value_of_dtype`)
+        arc_log_probs = util.masked_log_softmax(arc_logits.float(), allowed, dim=-1)
         return JointSpanChart(
             spans, arc_log_probs, self._decoder_columns, self.span_weight, features
         )
@@ -255,8 +257,8 @@ class JointSpanParser(SpanParserBase):
             # A gold label the vocabulary lacks (UNSEEN_LABEL) has no term in the label loss;
             # LAS counts it as wrong.
             known = mask & (gold_labels != UNSEEN_LABEL)
-            label_loss = util.sequence_cross_entropy_with_logits(
-                label_logits, gold_labels.clamp(min=0), known
+            label_loss = util.sequence_cross_entropy_with_logits(  # float32: as the arcs
+                label_logits.float(), gold_labels.clamp(min=0), known
             )
             arc_loss = chart.arc_loss(gold_heads, mask)
             dependency_loss = self.dependency_loss_weight * (arc_loss + label_loss)

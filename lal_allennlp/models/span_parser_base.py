@@ -253,8 +253,9 @@ class SpanParserBase(Model):
             # A gold tag the vocabulary lacks (UNSEEN_LABEL) has no term in the loss; the
             # accuracy counts it, and as wrong (no prediction equals -1).
             known = mask & (gold_tags != UNSEEN_LABEL)
+            # float32 logits under any autocast (allennlp's loss has no bfloat16)
             tag_loss = util.sequence_cross_entropy_with_logits(
-                tag_logits, gold_tags.clamp(min=0), known
+                tag_logits.float(), gold_tags.clamp(min=0), known
             )
             weighted = self.pos_tag_loss_weight * tag_loss
             loss = weighted if loss is None else loss + weighted

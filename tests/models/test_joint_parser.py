@@ -126,6 +126,20 @@ class TestJointSpanParser(ModelTestCase):
 
             tree_and_heads_to_joint_spans(Tree.fromstring(output["trees"]), heads)
 
+    @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+    def test_losses_under_an_autocast_of_the_whole_model(self, dtype):
+        """Mixed-precision training wraps the whole model in an autocast (allennlp's `use_amp`
+        for float16; bfloat16 on GPUs and CPUs that have it): the arc, dependency label and
+        POS losses are computed in float32 (allennlp's losses refuse bfloat16) and come out
+        finite, with gradients."""
+        model = self.model.train()
+        tensors = self._tensors(self.instances[:3])
+        with torch.autocast("cpu", dtype=dtype):
+            loss = model(**tensors)["loss"]
+        assert loss.dtype == torch.float32 and torch.isfinite(loss)
+        loss.backward()
+        assert torch.isfinite(model.arc_head[0].weight.grad).all()
+
     def test_explain_is_refused_clearly(self):
         self.model.eval()
         instance = self.instances[0]
