@@ -462,7 +462,12 @@ def main() -> None:
         help="parse with batches of each of these sizes (default: the config's validation batch)",
     )
     parser.add_argument("--train-batches", type=int, default=20, help="timed training steps")
-    parser.add_argument("--parse-batches", type=int, default=20, help="timed parsing batches")
+    parser.add_argument(
+        "--parse-batches",
+        type=int,
+        default=20,
+        help="timed parsing batches (at most one pass over the sentences per batch size)",
+    )
     parser.add_argument(
         "--warmup",
         type=int,
@@ -574,13 +579,15 @@ def main() -> None:
                 row["parsing"] = []
                 for size in parse_sizes:
                     reset_memory(device)
-                    warmup = args.warmup if args.warmup >= 0 else args.parse_batches
+                    # larger batches: fewer of them over the same sentences
+                    steps = min(args.parse_batches, len(parse_batches[size]))
+                    warmup = args.warmup if args.warmup >= 0 else steps
                     parsed = time_parsing(
                         model,
                         parse_batches[size],
                         device,
                         precision,
-                        args.parse_batches,
+                        steps,
                         warmup,
                         stages=args.stages,
                         transformer=header["transformer"],
