@@ -38,8 +38,8 @@ from lal_allennlp.modules.fast_dropout import FastDropout
 from lal_allennlp.structs import JointSpanChart, SpanChart, decoder_columns
 from lal_allennlp.structs.joint_span_chart import decoder_label_names
 from lal_allennlp.syntax.dependencies import DependencySentence, to_conllu
-from lal_allennlp.syntax.joint_spans import joint_spans_to_tree_and_heads
-from lal_allennlp.syntax.trees import tree_to_spans
+from lal_allennlp.syntax.joint_spans import joint_constituents
+from lal_allennlp.syntax.trees import spans_to_tree
 
 
 class _MLP(torch.nn.Sequential):
@@ -289,11 +289,11 @@ class JointSpanParser(SpanParserBase):
         each decoded head.
         """
         spans, heads = chart.decode()
-        # (`tolist`: the rows are read number by number, which is slow on numpy arrays.)
-        trees = [
-            joint_spans_to_tree_and_heads(w, t, s.tolist(), h.tolist(), self._decoder_names)[0]
-            for w, t, s, h in zip(words, tags, spans, heads)
-        ]
+        # The decoder's rows are in pre-order, so its constituents are the trees' labelled
+        # spans as `tree_to_spans` would list them. (`tolist`: the rows are read number by
+        # number, which is slow on numpy arrays.)
+        labelled = [joint_constituents(s.tolist(), self._decoder_names) for s in spans]
+        trees = [spans_to_tree(w, t, c) for w, t, c in zip(words, tags, labelled)]
         # shape (batch_size, max_length), built on the CPU and moved to the device once
         padded = np.zeros(tuple(mask.shape), dtype=np.int64)
         for b, sentence_heads in enumerate(heads):
@@ -302,7 +302,7 @@ class JointSpanParser(SpanParserBase):
         label_ids = self._label_logits(chart.word_features, predicted_heads).argmax(-1)
         return {
             "trees": trees,
-            "labelled_spans": [tree_to_spans(tree)[2] for tree in trees],
+            "labelled_spans": labelled,
             "heads": predicted_heads,
             "dependency_label_ids": label_ids,
         }

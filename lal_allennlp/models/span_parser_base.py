@@ -266,6 +266,8 @@ class SpanParserBase(Model):
             output["loss"] = loss
         if not self.training:
             tags = self._tags(tag_logits, metadata)
+            # the tags of the trees' preterminals (the trees are built from them)
+            output["pos_tags"] = tags
             output.update(self._decode(chart, encoded, mask, words, tags))
             self._update_metrics(output, metadata, mask, gold)
             if explain is not None and any(explain):
@@ -517,7 +519,8 @@ class SpanParserBase(Model):
         decoder's `spans`).
         """
         trees = output_dict.pop("trees")
-        output_dict["pos_tags"] = [[tag for _, tag in tree_pos(tree)] for tree in trees]
+        if "pos_tags" not in output_dict:  # trees that came without their tags
+            output_dict["pos_tags"] = [[tag for _, tag in tree_pos(tree)] for tree in trees]
         output_dict["trees"] = [tree_to_string(tree) for tree in trees]
         output_dict["labelled_spans"] = [
             [list(span) for span in spans] for spans in output_dict["labelled_spans"]

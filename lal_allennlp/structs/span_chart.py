@@ -191,20 +191,27 @@ class SpanChart:
         return torch.relu(augmented - self.score(gold)).mean()
 
     def decode(
-        self, gold: Optional[torch.LongTensor] = None
+        self, gold: Optional[torch.LongTensor] = None, reduce_labels: Optional[bool] = None
     ) -> Tuple[List[np.ndarray], np.ndarray]:
         """
         The best binary tree of every sentence by the numba CKY (`decoding/cky.py`);
-        cost-augmented when `gold` is given.
+        cost-augmented when `gold` is given. Without `gold`, `reduce_labels` (None: on a GPU,
+        `reduce_labels_on_device`) gives the CKY each span's best label only.
 
         # Returns
 
         `(spans, scores)`: `spans[b]`, int64 `(2 * lengths[b] - 1, 3)`, rows `(i, j, column)`
         in pre-order, `EMPTY` columns included; `scores` `(batch_size,)` float64.
         """
-        chart, lengths = self.as_numpy()
-        gold_np = None if gold is None else gold.cpu().numpy()
-        return cky_decode(chart, lengths, gold_np)
+        if gold is not None or not reduce_labels_on_device(self.scores, reduce_labels):
+            chart, lengths = self.as_numpy()
+            return cky_decode(chart, lengths, None if gold is None else gold.cpu().numpy())
+        # Without costs the CKY needs only each span's best score and, for the spans of the
+        # best tree, the first label that reaches it.
+        best, labels = best_labels(self.scores.detach().float())
+        spans, scores = cky_decode(best, self.lengths.cpu().numpy())
+        relabel(spans, labels)
+        return spans, scores
 
     def argmax(self) -> List[List[Tuple[int, int, int]]]:
         """Per sentence, the labelled spans `(i, j, column)` of the best tree (no `EMPTY`)."""
@@ -219,6 +226,42 @@ class SpanChart:
                 self.lengths.cpu().numpy(),
             )
         return self._numpy
+
+
+def reduce_labels_on_device(scores: torch.Tensor, reduce_labels: Optional[bool]) -> bool:
+    """
+    Whether a decode reduces the label axis on the scores' device before the numba decoder
+    reads it (`reduce_labels`, or by default: on a GPU). There, the copy of every label's
+    score to the host was the largest step of a parse after the transformer, and a reduction
+    on the GPU costs next to nothing. On the CPU the decoders' own label pass reads the scores
+    where they are, several times faster than torch's `max` with indices.
+    """
+    return scores.device.type != "cpu" if reduce_labels is None else reduce_labels
+
+
+def best_labels(scores: torch.Tensor) -> Tuple[np.ndarray, np.ndarray]:
+    """
+    Per span, the best score over the label axis, as numpy `(..., 1)` (a chart of one label),
+    and the first label that reaches it (the decoders' own tie rule: the smallest label id),
+    int32 numpy `(...)`. Reduced on the scores' device, so that on a GPU two numbers per span
+    cross to the host instead of every label's score (`benchmarks/README.md`, GPU section).
+    """
+    values, labels = scores.max(dim=-1)  # torch: the first index of equal maxima
+    return values.unsqueeze(-1).cpu().numpy(), labels.to(torch.int32).cpu().numpy()
+
+
+def relabel(
+    spans: List[np.ndarray], labels: np.ndarray, which: Optional[int] = None, offset: int = 0
+) -> None:
+    """Sets, in place, the label of each decoded row `(i, j, label)` of sentence `b` to
+    `labels[b, i, j] + offset`; only the rows labelled `which`, when it is given."""
+    for b, rows in enumerate(spans):
+        chosen = rows if which is None else rows[rows[:, 2] == which]
+        new = labels[b, chosen[:, 0], chosen[:, 1]] + offset
+        if which is None:
+            rows[:, 2] = new
+        else:
+            rows[rows[:, 2] == which, 2] = new
 
 
 def _at_least_float32(scores: torch.Tensor) -> torch.Tensor:

@@ -417,14 +417,26 @@ def joint_spans_to_tree_and_heads(
     n = len(words)
     if len(heads) != n:
         raise ValueError(f"{n} words but {len(heads)} heads")
+    tree = spans_to_tree(words, tags, joint_constituents(spans, label_names))
+    return tree, [int(head) for head in heads]
+
+
+def joint_constituents(
+    spans: Sequence[Tuple[int, int, Label]], label_names: Optional[Sequence[str]] = None
+) -> List[Tuple[int, int, str]]:
+    """
+    The constituents among joint spans (`joint_spans_to_tree_and_heads`'s `spans` and
+    `label_names`): `(start, end_exclusive, label)` in the order given, without the empty and
+    `<H>` nodes and the label "TOP". For the decoder's rows (pre-order) they are the
+    `labelled_spans` of the tree they make (`tree_to_spans`), without building it first.
+    """
     constituents = []
     for row in spans:
         label = _label_string(row[2], label_names)
         if label in (EMPTY_LABEL, SUB_HEAD_LABEL, ROOT_SPAN_LABEL):
             continue
         constituents.append((int(row[0]), int(row[1]), label))
-    tree = spans_to_tree(words, tags, constituents)
-    return tree, [int(head) for head in heads]
+    return constituents
 
 
 def binarize_joint_spans(

@@ -124,7 +124,13 @@ class TestJointSpanParser(ModelTestCase):
             # The predicted tree and heads form a joint span tree (they agree).
             from nltk import Tree
 
-            tree_and_heads_to_joint_spans(Tree.fromstring(output["trees"]), heads)
+            tree = Tree.fromstring(output["trees"])
+            tree_and_heads_to_joint_spans(tree, heads)
+            # The labelled spans and tags, taken from the decoder's rows and the tagger, are
+            # those of the tree.
+            _, tags, spans = tree_to_spans(tree)
+            assert [tuple(span) for span in output["labelled_spans"]] == spans
+            assert output["pos_tags"] == tags
 
     @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
     def test_losses_under_an_autocast_of_the_whole_model(self, dtype):

@@ -134,3 +134,62 @@ def test_joint_arc_loss_is_the_mean_negative_log_likelihood_of_the_gold_heads():
     joint = JointSpanChart(random_chart([3, 2], 3, seed=1), arcs, [0, -1, 1, 2], 0.5)
     expected = -(arcs[0, 0, 2] + arcs[0, 1, 0] + arcs[0, 2, 2] + arcs[1, 0, 0] + arcs[1, 1, 1]) / 5
     assert joint.arc_loss(heads, mask).item() == pytest.approx(expected.item())
+
+
+# On a GPU the decodes reduce the label axis before the numba decoders (`reduce_labels`): the
+# trees, labels, heads and scores must be those of the decoders run on every label's score.
+
+
+def _tied_chart(batch, fences, labels, seed, dtype=torch.float32):
+    """Scores from a few integers (many exact ties between labels and between trees), the
+    empty column at 0 as the scorer makes it."""
+    generator = torch.Generator().manual_seed(seed)
+    scores = torch.randint(-3, 3, (batch, fences, fences, labels), generator=generator)
+    scores = scores.to(dtype) * 0.75
+    scores[..., EMPTY] = 0
+    return scores
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_cky_decode_of_reduced_labels_equals_the_full_chart(seed):
+    from lal_allennlp.decoding import cky_decode
+
+    scores = _tied_chart(5, 10, 7, seed)
+    lengths = torch.tensor([9, 1, 4, 7, 2])
+    spans, totals = SpanChart(scores, lengths).decode(reduce_labels=True)
+    expected, expected_totals = cky_decode(scores.numpy(), lengths.numpy())
+    assert [s.tolist() for s in spans] == [s.tolist() for s in expected]
+    assert totals.tolist() == expected_totals.tolist()
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("sub_head", [True, False])
+@pytest.mark.parametrize("weight", [0.5, 0.3])
+def test_joint_decode_of_reduced_labels_equals_the_full_chart(seed, sub_head, weight):
+    """Also with `<H>` missing from the vocabulary (its decoder label scored -inf), a lambda
+    whose products round (0.3), and half-precision scores as autocast gives them."""
+    import numpy as np
+
+    from lal_allennlp.decoding import joint_span_decode
+    from lal_allennlp.structs.joint_span_chart import MISSING
+
+    batch, fences, labels = 4, 9, 6
+    scores = _tied_chart(batch, fences, labels, seed, torch.float16 if seed % 2 else torch.float32)
+    lengths = torch.tensor([8, 1, 5, 3])
+    phrases = [c for c in range(1, labels) if c != 3 or not sub_head]
+    columns = [0, 3 if sub_head else MISSING] + phrases
+    generator = torch.Generator().manual_seed(100 + seed)
+    arc_logits = torch.randint(-2, 2, (batch, fences - 1, fences), generator=generator).float()
+    arc_log_probs = torch.log_softmax(arc_logits, dim=-1)
+    chart = JointSpanChart(SpanChart(scores, lengths), arc_log_probs, columns, weight)
+    spans, heads = chart.decode(reduce_labels=True)
+
+    full = np.take(scores.float().numpy(), np.maximum(columns, 0), axis=-1)
+    full *= np.float32(weight)
+    full[..., np.asarray(columns) == MISSING] = -np.inf
+    arcs = np.zeros((batch, fences, fences), dtype=np.float32)
+    arcs[:, :, 1:] = arc_log_probs.numpy().transpose(0, 2, 1)
+    arcs *= np.float32(1.0) - np.float32(weight)
+    expected, expected_heads, _ = joint_span_decode(full, arcs, lengths.numpy())
+    assert [s.tolist() for s in spans] == [s.tolist() for s in expected]
+    assert [h.tolist() for h in heads] == [h.tolist() for h in expected_heads]
