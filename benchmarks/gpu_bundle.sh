@@ -29,6 +29,9 @@ packages=(
   marisa-trie cloudpathlib nltk==3.9.3 jsonnet==0.22.0 lmdb==3.0.0 base58==2.1.1 dill==0.4.1
   more-itertools==11.2.1 termcolor==3.3.0 tensorboardX==2.6.5
   supar==1.1.4 stanza==1.15.0 emoji udtools orjson
+  pydantic==2.14.3 pydantic-core==2.50.4 annotated-types typing-inspection
+  cryptography==50.0.2 cffi==2.1.1 pycparser opentelemetry-api pysocks importlib-metadata
+  defusedxml
 )
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -36,7 +39,8 @@ mkdir -p "$work/wheels" "$work/site" "$bundle"
 for package in "${packages[@]}"; do
   "$python" -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
     --implementation cp --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 \
-    --platform manylinux_2_24_x86_64 --platform manylinux_2_17_x86_64 \
+    --platform manylinux_2_34_x86_64 --platform manylinux_2_24_x86_64 \
+    --platform manylinux_2_17_x86_64 \
     --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d "$work/wheels" "$package"
 done
 # fairscale 0.4.13 (allennlp imports it) is published as a source archive only: pure Python

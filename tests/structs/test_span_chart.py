@@ -193,3 +193,28 @@ def test_joint_decode_of_reduced_labels_equals_the_full_chart(seed, sub_head, we
     expected, expected_heads, _ = joint_span_decode(full, arcs, lengths.numpy())
     assert [s.tolist() for s in spans] == [s.tolist() for s in expected]
     assert [h.tolist() for h in heads] == [h.tolist() for h in expected_heads]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("seed", range(3))
+def test_decodes_on_a_gpu_reduce_labels_there_and_equal_the_cpu_decodes(seed):
+    """On a GPU the default decodes take the reduced path; trees, labels and heads are those
+    of the CPU's full-chart decodes of the same scores."""
+    scores = _tied_chart(4, 9, 6, seed, torch.float16)
+    lengths = torch.tensor([8, 1, 5, 3])
+    generator = torch.Generator().manual_seed(100 + seed)
+    arc_log_probs = torch.log_softmax(torch.randn(4, 8, 9, generator=generator), dim=-1)
+    columns = [0, 3, 1, 2, 4, 5]
+
+    def decodes(device):
+        on = SpanChart(scores.to(device), lengths.to(device))
+        joint = JointSpanChart(on, arc_log_probs.to(device), columns, 0.5)
+        spans, _ = on.decode()
+        joint_spans, heads = joint.decode()
+        return (
+            [s.tolist() for s in spans],
+            [s.tolist() for s in joint_spans],
+            [h.tolist() for h in heads],
+        )
+
+    assert decodes("cuda") == decodes("cpu")
