@@ -651,7 +651,8 @@ def stages_table(stage_rows) -> str:
         cells = []
         for _, parsed in stage_rows:
             seconds = parsed["stages"].get(name, 0.0)
-            cells.append(f"{1000 * seconds:.0f} ms ({100 * seconds / parsed['stages_seconds']:.0f} %)")
+            share = 100 * seconds / parsed["stages_seconds"]
+            cells.append(f"{1000 * seconds:.0f} ms ({share:.0f} %)")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines.append(
         "| staged pass (untimed pass) | "

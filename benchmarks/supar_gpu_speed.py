@@ -170,9 +170,10 @@ def main() -> None:
             )
             words = sum(len(s.values[0]) for s in train.sentences)  # values: words, tags, ...
             steps = 2 * len(train.loader)
+            rate = config.lr_rate  # the new layers' learning rate, a multiple of the encoder's
             optimizer = transformers.AdamW(  # torch's AdamW (`_supar_compat`), as SuPar builds it
                 [
-                    {"params": p, "lr": config.lr * (1 if n.startswith("encoder") else config.lr_rate)}
+                    {"params": p, "lr": config.lr * (1 if n.startswith("encoder") else rate)}
                     for n, p in supar_parser.model.named_parameters()
                 ],
                 config.lr,
@@ -206,7 +207,8 @@ def main() -> None:
             dtype = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}[precision]
 
             def parse() -> None:
-                with torch.autocast(device, dtype=dtype or torch.float32, enabled=dtype is not None):
+                enabled = dtype is not None
+                with torch.autocast(device, dtype=dtype or torch.float32, enabled=enabled):
                     trees = supar_parser._predict(data.loader)["trees"]
                 assert len(trees) == len(data)
 
