@@ -231,10 +231,11 @@ class SpanChart:
 def reduce_labels_on_device(scores: torch.Tensor, reduce_labels: Optional[bool]) -> bool:
     """
     Whether a decode reduces the label axis on the scores' device before the numba decoder
-    reads it (`reduce_labels`, or by default: on a GPU). There, the copy of every label's
-    score to the host was the largest step of a parse after the transformer, and a reduction
-    on the GPU costs next to nothing. On the CPU the decoders' own label pass reads the scores
-    where they are, several times faster than torch's `max` with indices.
+    reads it (`reduce_labels`, or by default: on a GPU). There, copying every label's score
+    to the host and reordering it there were the largest steps of a parse after the
+    transformer, and the reduction is a few GPU kernels. On the CPU the decoders' own label
+    pass reads the scores where they are, several times faster than torch's `max` with
+    indices.
     """
     return scores.device.type != "cpu" if reduce_labels is None else reduce_labels
 
