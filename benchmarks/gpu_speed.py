@@ -34,9 +34,9 @@ phase first runs its batches once untimed (every batch shape seen once: kernel s
 the caching allocator, numba compilation), then times a second pass over the same batches.
 
 `--stages` adds a third parse pass with a timer around each stage (the transformer, the LAL
-encoder, span scores, arc scores, POS tags, the chart's copy to the host, the numba decoder,
-trees and dependency labels, the output dictionaries), the GPU synchronised at every stage
-boundary so that its queued work is charged to the stage that queued it; stages nested in
+encoder, span scores, arc scores, POS tags, the chart's copy to the host (on a GPU: its best
+labels, reduced there, `SpanChart.decode`), the numba decoder, trees and dependency labels,
+the output dictionaries), the GPU synchronised at every stage boundary so that its queued work is charged to the stage that queued it; stages nested in
 another are subtracted from it. The transformer's arithmetic (multiply-adds of its 24 layers
 on the padded word pieces, times 2) over its stage time gives the TFLOP/s it reached.
 
@@ -307,7 +307,7 @@ class StageTimer:
     def wrap(self, owner: Any, name: str, stage: str) -> None:
         """Times every call of `owner.name` (a method of an object or class, or a module's
         function) as `stage`, until `restore`."""
-        had_own = name in vars(owner) if hasattr(owner, "__dict__") else True
+        had_own = name in vars(owner)  # else inherited: `restore` deletes the wrapper
         original = getattr(owner, name)
 
         def timed(*args, **kwargs):
@@ -317,7 +317,7 @@ class StageTimer:
             finally:
                 self._switch()
 
-        # a class's function needs its `self`: a plain function in the class does that
+        # set on a class, `timed` is a method: the instance arrives in `args`
         setattr(owner, name, timed)
         self._undo.append((owner, name, original, had_own))
 
@@ -350,7 +350,10 @@ def stage_timer(model, device) -> StageTimer:
     timer.wrap(model, "_span_chart", "span scores")
     timer.wrap(model, "_tag_logits", "POS tags")
     timer.wrap(model, "_decode", "trees and labels")
+    # every label's score (CPU path), or the labels reduced on the GPU and copied (GPU path)
     timer.wrap(span_chart.SpanChart, "as_numpy", "chart to host")
+    timer.wrap(span_chart, "best_labels", "chart to host")
+    timer.wrap(joint_span_chart, "best_labels", "chart to host")
     timer.wrap(span_chart, "cky_decode", "decoder (CPU)")
     timer.wrap(joint_span_chart, "joint_span_decode", "decoder (CPU)")
     timer.wrap(model, "make_output_human_readable", "output")

@@ -35,7 +35,7 @@ from lal_allennlp.modules.cast_weights import CastWeights
 from lal_allennlp.modules.fast_dropout import FastDropout, replace_dropout
 from lal_allennlp.modules.word_piece_limit import explain_too_long
 from lal_allennlp.structs import ChartLabels, SpanChart
-from lal_allennlp.syntax.trees import spans_to_tree, tree_pos, tree_to_string
+from lal_allennlp.syntax.trees import spans_to_tree, tree_to_string
 
 logger = logging.getLogger(__name__)
 
@@ -514,13 +514,11 @@ class SpanParserBase(Model):
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """
-        Turns the trees of `forward` into one-line bracketed strings (`trees`) and their tags
-        into `pos_tags`; `labelled_spans` as lists. Drops what callers do not need (the
-        decoder's `spans`).
+        Turns the trees of `forward` into one-line bracketed strings (`trees`; `forward` gives
+        their tags as `pos_tags`), `labelled_spans` into lists. Drops what callers do not need
+        (the decoder's `spans`).
         """
         trees = output_dict.pop("trees")
-        if "pos_tags" not in output_dict:  # trees that came without their tags
-            output_dict["pos_tags"] = [[tag for _, tag in tree_pos(tree)] for tree in trees]
         output_dict["trees"] = [tree_to_string(tree) for tree in trees]
         output_dict["labelled_spans"] = [
             [list(span) for span in spans] for spans in output_dict["labelled_spans"]

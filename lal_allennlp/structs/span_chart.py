@@ -257,12 +257,8 @@ def relabel(
     """Sets, in place, the label of each decoded row `(i, j, label)` of sentence `b` to
     `labels[b, i, j] + offset`; only the rows labelled `which`, when it is given."""
     for b, rows in enumerate(spans):
-        chosen = rows if which is None else rows[rows[:, 2] == which]
-        new = labels[b, chosen[:, 0], chosen[:, 1]] + offset
-        if which is None:
-            rows[:, 2] = new
-        else:
-            rows[rows[:, 2] == which, 2] = new
+        chosen = slice(None) if which is None else rows[:, 2] == which
+        rows[chosen, 2] = labels[b, rows[chosen, 0], rows[chosen, 1]] + offset
 
 
 def _at_least_float32(scores: torch.Tensor) -> torch.Tensor:

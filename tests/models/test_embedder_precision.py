@@ -79,8 +79,7 @@ def test_float32_uses_no_autocast(predictor):
 def test_float32_leaves_an_outer_autocast_to_the_transformer(predictor):
     """allennlp's `use_amp` (and the GPU benchmark) wrap the whole model in an autocast: with
     the default float32 setting the transformer must run under it, not be switched back to
-    float32 (as it was from 2026-11-24 to 11-27, which made GPU mixed precision skip the
-    transformer)."""
+    float32 (GPU mixed precision would then skip the transformer)."""
     with torch.autocast("cpu", dtype=torch.bfloat16):
         seen = _dtypes_seen(predictor, "float32")
     assert seen["transformer"] == torch.bfloat16
