@@ -36,8 +36,8 @@ the caching allocator, numba compilation), then times a second pass over the sam
 `--stages` adds a third parse pass with a timer around each stage (the transformer, the LAL
 encoder, span scores, arc scores, POS tags, the chart's copy to the host (on a GPU: its best
 labels, reduced there, `SpanChart.decode`), the numba decoder, trees and dependency labels,
-the output dictionaries), the GPU synchronised at every stage boundary so that its queued work is charged to the stage that queued it; stages nested in
-another are subtracted from it. The transformer's arithmetic (multiply-adds of its 24 layers
+the output dictionaries), the GPU synchronised at every stage boundary so that its queued
+work is charged to the stage that queued it; stages nested in another are subtracted from it. The transformer's arithmetic (multiply-adds of its 24 layers
 on the padded word pieces, times 2) over its stage time gives the TFLOP/s it reached.
 
 For a quick check on a CPU: `--device cpu --encoder tiny --small-lal --batch-size 4
