@@ -632,42 +632,66 @@ def _max_of_broadcast_sums_seeded(
 
 
 @intrinsic
-def _broadcast_sums_tile(
-    typingctx, t, t_off, t_step, x, x0, x1, x2, x3, x4, x5, x6, x7, a, a_off, count
+def _broadcast_sums_block(
+    typingctx, dst, d0, d1, d2, d3, d4, d5, d6, d7, hi, x, x_first, x_step, a, a_off, count
 ):
-    """The common part of the outside attachments of 8 spans, one 8-lane chunk of heads each::
+    """The outside attachments of the 8 spans (i, j0), ..., (i, j0 + 7) of one start and a block
+    of ends (:func:`_attach_block`), one 8-lane chunk of heads each::
 
-        t[t_off + q t_step + u] = max_{r < count} x[x_q + r] + a[a_off + 8 r + u]
+        dst[d_q + u] = max_{r < count + q} x[x_first + q x_step + r] + a[a_off + 8 r + u]
 
-    (q < 8, lanes u < 8, count >= 1): 8 rows of X (the 8 spans' dependents) against one run of
-    the transposed arcs. Each arc chunk is loaded once for the 8 spans; the 8 accumulators stay
-    in registers.
+    for q < 8 and the lanes u < hi (the others keep their values; count >= 1). Row q of x holds
+    the dependents of span q, i + 1, ..., j0 + q, and a the arcs from the chunk's heads into them.
+    The first ``count`` terms (the dependents d in (i, j0]) are common to the 8 spans: a loop
+    loads each arc chunk once for the 8, into 8 accumulators. Span q then has q more (d in
+    (j0, j0 + q]): straight-line code, each of those 7 arc chunks loaded once for the spans that
+    take it. One call per chunk of heads, instead of one for the common part and one per span.
     """
-    if not _check_flat_arrays(t, x, a):
+    if not _check_flat_arrays(dst, x, a):
         return None
     intp = types.intp
-    sig = types.void(t, intp, intp, x, *([intp] * _END_BLOCK), a, intp, intp)
+    sig = types.void(dst, *([intp] * _END_BLOCK), intp, x, intp, intp, a, intp, intp)
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        t_v, t_off_v, t_step_v, x_v = args[:4]
-        x_offs = args[4 : 4 + _END_BLOCK]
-        a_v, a_off_v, count_v = args[4 + _END_BLOCK :]
-        t_t, x_t, a_t = signature.args[0], signature.args[3], signature.args[4 + _END_BLOCK]
-        code = _VectorCode(context, builder, t_t.dtype)
+        dst_v = args[0]
+        dst_offs = args[1 : 1 + _END_BLOCK]
+        hi_v, x_v, x_first_v, x_step_v, a_v, a_off_v, count_v = args[1 + _END_BLOCK :]
+        dst_t, x_t, a_t = signature.args[0], signature.args[2 + _END_BLOCK], signature.args[-3]
+        code = _VectorCode(context, builder, dst_t.dtype)
         x_data = context.make_array(x_t)(context, builder, x_v).data
+        x_rows = [
+            builder.add(x_first_v, builder.mul(ir.Constant(x_step_v.type, q), x_step_v))
+            for q in range(_END_BLOCK)
+        ]
+
+        def arc_chunk(r):
+            return code.load(a_t, a_v, builder.add(a_off_v, builder.mul(r, ir.Constant(r.type, _LANES))))
+
+        def dependent(q, r):
+            return builder.load(builder.gep(x_data, [builder.add(x_rows[q], r)]))
 
         def terms(r):
-            shift = builder.mul(r, ir.Constant(r.type, _LANES))  # consecutive chunks of a
-            row = code.load(a_t, a_v, builder.add(a_off_v, shift))
-            return [
-                code.add_scalar(row, builder.load(builder.gep(x_data, [builder.add(off, r)])))
-                for off in x_offs
-            ]
+            row = arc_chunk(r)
+            return [code.add_scalar(row, dependent(q, r)) for q in range(_END_BLOCK)]
 
         accs = code.max_over(terms, count_v)
-        for q, acc in enumerate(accs):
-            target = builder.add(t_off_v, builder.mul(ir.Constant(t_off_v.type, q), t_step_v))
-            code.store(t_t, t_v, target, builder.load(acc))
+        for extra in range(1, _END_BLOCK):  # d = j0 + extra, a dependent of the spans q >= extra
+            r = builder.add(count_v, ir.Constant(count_v.type, extra - 1))
+            row = arc_chunk(r)
+            for q in range(extra, _END_BLOCK):
+                value = code.add_scalar(row, dependent(q, r))
+                builder.store(code.max(builder.load(accs[q]), value), accs[q])
+        whole = builder.icmp_signed(">=", hi_v, ir.Constant(hi_v.type, _LANES))
+        with builder.if_else(whole) as (all_lanes, some_lanes):
+            with all_lanes:  # plain stores: no need to read the lines first
+                for acc, offset in zip(accs, dst_offs):
+                    code.store(dst_t, dst_v, offset, builder.load(acc))
+            with some_lanes:
+                lanes = ir.Constant(ir.VectorType(hi_v.type, _LANES), list(range(_LANES)))
+                inside = builder.icmp_signed("<", lanes, _broadcast(builder, lanes.type, hi_v))
+                for acc, offset in zip(accs, dst_offs):
+                    old = code.load(dst_t, dst_v, offset)
+                    code.store(dst_t, dst_v, offset, builder.select(inside, builder.load(acc), old))
         return context.get_dummy_value()
 
     return sig, codegen
@@ -953,75 +977,49 @@ def _attach_outside(i, j, n, size, stride, rows, S, E, X, x_row, arc_t):  # prag
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _attach_block(i, j0, n, size, stride, rows, S, E, X, T, arc_t):  # pragma: no cover
+def _attach_block(i, j0, n, size, stride, rows, S, E, X, arc_t):  # pragma: no cover
     """The rest of :func:`_attach_outside` for the 8 spans (i, j0), ..., (i, j0 + 7) of a tiled
     block, after :func:`_attach_right_heads` up to the chunk of j0 + 7: DR into E (heads
     h <= i) and DL into S for the heads past that chunk. Nothing reads these before the block's
     start i is done.
 
     The dependents d in (i, j0] are common to the 8 spans: for each chunk of heads,
-    :func:`_broadcast_sums_tile` maximises over them for the 8 spans at once (each arc chunk read
-    once, not 8 times) into T; then each span (i, j) adds its own dependents d in (j0, j].
+    :func:`_broadcast_sums_block` maximises over them for the 8 spans at once (each arc chunk read
+    once, not 8 times), then adds each span's own dependents d in (j0, j] and stores the 8.
     """
     chunks = stride // _LANES
-    tile = _TILE_STARTS * _END_BLOCK * stride  # this part of T: row q for span (i, j0 + q)
     arcs = _arc_row(0, i + 1, size)  # arcs into d = i + 1, ..., chunk 0
     chunk = size * _LANES  # from one chunk of heads of the arcs to the next
     near = (j0 + _END_BLOCK - 2) // _LANES  # the chunk of the block's last end
-    first = i  # X[i, j, i + 1]
     for c in range(0, (n - 1) // _LANES + 1):
-        if not ((i > 0 and c <= (i - 1) // _LANES) or c > near):  # heads <= i or past near
+        if i > 0 and c <= (i - 1) // _LANES:  # heads <= i: DR into E[j, i, chunk c]
+            target = E
+            d0 = _chunk_row(j0, c, i, rows, chunks)
+            d1 = _chunk_row(j0 + 1, c, i, rows, chunks)
+            d2 = _chunk_row(j0 + 2, c, i, rows, chunks)
+            d3 = _chunk_row(j0 + 3, c, i, rows, chunks)
+            d4 = _chunk_row(j0 + 4, c, i, rows, chunks)
+            d5 = _chunk_row(j0 + 5, c, i, rows, chunks)
+            d6 = _chunk_row(j0 + 6, c, i, rows, chunks)
+            d7 = _chunk_row(j0 + 7, c, i, rows, chunks)
+            hi = i - c * _LANES  # the lanes above are heads of the spans themselves
+        elif c > near:  # heads past the block: DL into S[i, j, chunk c], cells j0, j0 + 1, ...
+            target = S
+            d0 = _chunk_row(i, c, j0, rows, chunks)
+            d1, d2, d3 = d0 + _LANES, d0 + 2 * _LANES, d0 + 3 * _LANES
+            d4, d5, d6, d7 = d0 + 4 * _LANES, d0 + 5 * _LANES, d0 + 6 * _LANES, d0 + 7 * _LANES
+            hi = _LANES
+        else:
             continue
-        _broadcast_sums_tile(
-            T,
-            tile + c * _LANES,
-            stride,
+        _broadcast_sums_block(
+            target, d0, d1, d2, d3, d4, d5, d6, d7, hi,
             X,
-            first,  # X[i, j, i + 1] of the 8 ends (row q of X for the end j0 + q)
-            stride + first,
-            2 * stride + first,
-            3 * stride + first,
-            4 * stride + first,
-            5 * stride + first,
-            6 * stride + first,
-            7 * stride + first,
+            i,  # X[i, j0 + q, i + 1] for row q (X has one row per end of the block)
+            stride,
             arc_t,
             arcs + c * chunk,
             j0 - i,
         )
-    for q in range(_END_BLOCK):
-        j = j0 + q
-        row_x = q * stride + j0  # X[i, j, j0 + 1]
-        if i > 0:
-            for c in range(0, (i - 1) // _LANES + 1):
-                _max_of_broadcast_sums_seeded(
-                    E,
-                    _chunk_row(j, c, i, rows, chunks),  # E[j, i, chunk c]
-                    T,
-                    tile + q * stride + c * _LANES,
-                    X,
-                    row_x,
-                    arc_t,
-                    _arc_row(c, j0 + 1, size),  # arcs into d = j0 + 1, ...
-                    j - j0,
-                    0,
-                    i - c * _LANES,
-                )
-        if j < n:
-            for c in range(near + 1, (n - 1) // _LANES + 1):
-                _max_of_broadcast_sums_seeded(
-                    S,
-                    _chunk_row(i, c, j, rows, chunks),  # S[i, j, chunk c]: every head > j
-                    T,
-                    tile + q * stride + c * _LANES,
-                    X,
-                    row_x,
-                    arc_t,
-                    _arc_row(c, j0 + 1, size),
-                    j - j0,
-                    0,
-                    _LANES,
-                )
 
 
 @njit(cache=True, fastmath=FASTMATH)
@@ -1071,11 +1069,13 @@ def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma:
                         _attach_right_heads(
                             start, j, n, near, size, stride, rows, S, X, x_row, arc_t
                         )
-                    _attach_block(
-                        start, j0, n, size, stride, rows, S, E, X, T, arc_t
-                    )
+                    _attach_block(start, j0, n, size, stride, rows, S, E, X, arc_t)
                 i = bottom - 1
                 continue
+            # A start below a full block attaches its 8 spans to the heads outside the block's
+            # chunks together, as the tiled starts do; the others go span by span.
+            by_block = j1 - j0 == _END_BLOCK and i < j0
+            near = (j0 + _END_BLOCK - 2) // _LANES  # the chunk of the block's last end
             for j in range(max(j0, i + 1), j1):
                 x_row = (j - j0) * stride  # X[i, j, h] at x_row + h - 1
                 if j - i == 1:  # a single word: one = multi = X = multi_label
@@ -1087,8 +1087,12 @@ def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma:
                     _span_value(
                         i, j, stride, rows, S, E, X, x_row, label_one[i, j], label_multi[i, j]
                     )
-                if j - i < n:
+                if by_block:
+                    _attach_right_heads(i, j, n, near, size, stride, rows, S, X, x_row, arc_t)
+                elif j - i < n:
                     _attach_outside(i, j, n, size, stride, rows, S, E, X, x_row, arc_t)
+            if by_block:
+                _attach_block(i, j0, n, size, stride, rows, S, E, X, arc_t)
             i -= 1
     return (n - (n - 1) // _END_BLOCK * _END_BLOCK - 1) * stride  # end n in the last block
 
