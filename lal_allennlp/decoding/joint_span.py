@@ -280,6 +280,27 @@ def _broadcast(builder, vector_type, scalar):
     return builder.shuffle_vector(lane0, undefined, zeros)
 
 
+def _sums_by_fma() -> bool:
+    """Whether the kernels add by fused multiply-add, ``fma(a, 1, b)``: on x86 CPUs with FMA
+    (numba compiles for the host unless ``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES`` say otherwise).
+
+    ``a * 1`` is exact and an FMA rounds once, so ``fma(a, 1, b)`` is ``a + b`` to the bit,
+    infinities and signed zeros included. The point is where it runs: on AMD's Zen cores the
+    adds and the maxima share the two FP add pipes, which bound the kernels at one add and one
+    max per cycle, while FMAs go to the two FP multiply pipes. Moving the adds there lets the
+    tiles run up to twice as fast (``benchmarks/README.md``). On Intel cores adds, FMAs and
+    maxima share the same ports, so it changes nothing there."""
+    features = numba.config.CPU_FEATURES
+    if features is None:
+        if numba.config.CPU_NAME not in (None, "host"):
+            return False
+        features = llvm_binding.get_host_cpu_features().flatten()
+    return "+fma" in features.split(",")
+
+
+_SUMS_BY_FMA = _sums_by_fma()
+
+
 class _VectorCode:
     """LLVM vector code on 1-d arrays of one float dtype, 8 lanes at a time (for the kernels)."""
 
@@ -289,6 +310,25 @@ class _VectorCode:
         self.vector_type = ir.VectorType(scalar_type, _LANES)
         self.align = context.get_abi_sizeof(scalar_type)
         self._max = _maxnum_vector(builder, self.vector_type, 8 * self.align)
+        self._fma = self._ones = None
+        if _SUMS_BY_FMA:
+            bits = 8 * self.align
+            self._fma = cgutils.get_or_insert_function(
+                builder.module,
+                ir.FunctionType(self.vector_type, [self.vector_type] * 3),
+                f"llvm.fma.v{_LANES}f{bits}",
+            )
+            # 1.0 through an empty asm statement, which LLVM cannot see through: with a known
+            # 1.0 it would turn the FMA back into an add. Emitted where the kernel's code begins,
+            # so it dominates every use.
+            one = builder.asm(
+                ir.FunctionType(scalar_type, [scalar_type]),
+                "",
+                "=x,0",
+                [ir.Constant(scalar_type, 1.0)],
+                side_effect=False,
+            )
+            self._ones = _broadcast(builder, self.vector_type, one)
 
     def pointer(self, array_type, array_value, offset):
         return _vector_pointer(
@@ -306,8 +346,14 @@ class _VectorCode:
         # (the NaN handling of ``maxnum``) for every maximum of the hot loops.
         return self.builder.call(self._max, [a, b], fastmath=MAX_FLAGS)
 
+    def add(self, a, b):
+        """a + b, lane by lane (as ``fma(a, 1, b)`` where :func:`_sums_by_fma`: the same bits)."""
+        if self._fma is None:
+            return self.builder.fadd(a, b)
+        return self.builder.call(self._fma, [a, self._ones, b], fastmath=MAX_FLAGS)
+
     def add_scalar(self, vector, scalar):
-        return self.builder.fadd(vector, _broadcast(self.builder, self.vector_type, scalar))
+        return self.add(vector, _broadcast(self.builder, self.vector_type, scalar))
 
     def max_over(self, terms, count):
         """Accumulators (allocas) of ``max_{r < count} terms(r)[m]`` for every m, kept in
@@ -335,7 +381,7 @@ def _split_max_codegen(ranges: int):
 
         def term(a_t, a_v, a_off, b_t, b_v, b_off, r):
             shift = builder.mul(r, step)
-            return builder.fadd(
+            return code.add(
                 code.load(a_t, a_v, builder.add(a_off, shift)),
                 code.load(b_t, b_v, builder.add(b_off, shift)),
             )
@@ -482,7 +528,7 @@ def _split_max_tile_codegen(next_a: int, next_b: int):
                     emit_prefetch(builder, pointer, locality=2)
             rows_a = [code.load(a_t, a_v, builder.add(off, shift)) for off in a_offs]
             rows_b = [code.load(b_t, b_v, builder.add(off, shift)) for off in b_offs]
-            return [builder.fadd(ra, rb) for ra in rows_a for rb in rows_b]
+            return [code.add(ra, rb) for ra in rows_a for rb in rows_b]
 
         accs = code.max_over(terms, count_v)
         for index, acc in enumerate(accs):
@@ -695,7 +741,7 @@ def _split_max_block(
             k = builder.add(first_v, loop.index)
             left = code.load(s_t, s_v, cell(s_base_v, k))
             for acc, e_base in zip(accs, e_bases):
-                value = builder.fadd(left, code.load(e_t, e_v, cell(e_base, k)))
+                value = code.add(left, code.load(e_t, e_v, cell(e_base, k)))
                 builder.store(code.max(builder.load(acc), value), acc)
         start = builder.sub(first_v, constant(1))  # i
         for q in range(_END_BLOCK):
@@ -708,7 +754,7 @@ def _split_max_block(
             code.store(s_t, s_v, cell(s_base_v, end), value)
             code.store(e_t, e_v, cell(e_bases[q], start), value)  # E[j0 + q, i]
             for later in range(q + 1, _END_BLOCK):  # split point j0 + q of the later spans
-                term = builder.fadd(value, code.load(e_t, e_v, cell(e_bases[later], end)))
+                term = code.add(value, code.load(e_t, e_v, cell(e_bases[later], end)))
                 builder.store(code.max(builder.load(accs[later]), term), accs[later])
         return context.get_dummy_value()
 

@@ -91,7 +91,7 @@ def _split_heads_codegen(heads: int, seeded: bool):
             def terms(r):
                 shift = builder.mul(r, const(LANES))
                 return [
-                    builder.fadd(
+                    code.add(
                         code.load(se_t, se_v, builder.add(a, shift)),
                         code.load(se_t, se_v, builder.add(b, shift)),
                     )
@@ -118,8 +118,8 @@ def _split_heads_codegen(heads: int, seeded: bool):
         multi = code.load(lab_t, lab_v, multi_off)
         for m, acc in enumerate(accs):
             raw = builder.load(acc)
-            code.store(x_t, x_v, builder.add(x_off, const(LANES * m)), builder.fadd(raw, one))
-            value = builder.fadd(raw, multi)
+            code.store(x_t, x_v, builder.add(x_off, const(LANES * m)), code.add(raw, one))
+            value = code.add(raw, multi)
             code.store(se_t, se_v, builder.add(s_off, builder.mul(const(m), s_step)), value)
             code.store(se_t, se_v, builder.add(e_off, builder.mul(const(m), e_step)), value)
         return context.get_dummy_value()
@@ -212,7 +212,7 @@ def _split_tile_kernel(starts: int):
                 sums = []
                 for a in a_offs:
                     start_row = code.load(se_t, se_v, builder.add(a, shift))
-                    sums += [builder.fadd(start_row, row) for row in rows]
+                    sums += [code.add(start_row, row) for row in rows]
                 return sums
 
             for index, acc in enumerate(code.max_over(terms, count_v)):
@@ -264,7 +264,7 @@ def _attach_codegen(spans: int, heads: int):
 
         def terms(r):
             rows = arcs_at(r)
-            return [builder.fadd(dependent(q, r), row) for q in range(spans) for row in rows]
+            return [code.add(dependent(q, r), row) for q in range(spans) for row in rows]
 
         accs = code.max_over(terms, count)
         # span q's own dependents past the common ones: r = count, ..., count + q - 1
@@ -274,7 +274,7 @@ def _attach_codegen(spans: int, heads: int):
                 value = dependent(q, builder.add(count, const(e)))
                 for m, row in enumerate(extra[e]):
                     acc = accs[q * heads + m]
-                    builder.store(code.max(builder.load(acc), builder.fadd(value, row)), acc)
+                    builder.store(code.max(builder.load(acc), code.add(value, row)), acc)
         for index, acc in enumerate(accs):
             q, m = divmod(index, heads)
             target = builder.add(dst_offs[q], builder.mul(const(m), dst_steps[q]))
