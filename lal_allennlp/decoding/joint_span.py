@@ -1580,8 +1580,8 @@ LANE_MAX_LEN = 64
 # longest length (sum of (length / longest)^2), at least _LANE_MIN_GROUP[t], where its longest
 # sentence has at most _LANE_GROUP_LEN[t] words: where groups of that many sentences of one
 # length were faster in lanes than one at a time (``benchmarks/README.md``).
-_LANE_GROUP_LEN = np.array([20, 30, 40, 48, LANE_MAX_LEN])
-_LANE_MIN_GROUP = np.array([1, 2, 3, 4, 5])
+_LANE_GROUP_LEN = np.array([20, 24, 36, 44, 52, 60, LANE_MAX_LEN])
+_LANE_MIN_GROUP = np.array([1, 2, 4, 5, 6, 7, 8])
 
 
 def _worth_lanes(lengths: np.ndarray, groups: np.ndarray) -> np.ndarray:

@@ -433,11 +433,14 @@ def test_lane_groups_of_mixed_lengths_and_sizes(integer: bool, decoded_in_lanes)
     # The 25 short sentences of each part in groups of 8 and a last smaller one (the first 2
     # sentences are too long for lanes). lanes=True decodes every group in lanes; lanes=None
     # leaves to the one-at-a-time decoder the groups whose sentences weigh too little for their
-    # longest length (sum of (length / longest)^2), hand-checked: of the parts of 8, 8, 8 and 3
-    # every group (e.g. 64, 44, 42, 24, 15, 7: 2.11 < 5), of the part of 5 its group of 3; with
-    # integer scores (other lengths) also 53, 53, 48, 37, 33, 28, 28, 26 of the part of 27 (4.49
-    # < 5) and 53, 37, 33, 28, 28, 26, 23, 19 of the part of 22 (2.99 < 5).
-    by_default = {False: ([8, 8, 8, 1], [8, 8, 6]), True: ([8, 8, 1], [8, 6])}[integer]
+    # longest length (sum of (length / longest)^2), hand-checked: every group of the parts of 8,
+    # 8, 8 and 3 (e.g. 64, 44, 42, 24, 15, 7: 2.11 < 8) and of the part of 5; of the part of 27,
+    # 64, 63, 55, 54, 51, 45, 45, 45 (5.54 < 8) and 44, 42, 35, 34, 34, 31, 27, 27 (4.99 < 5);
+    # of the part of 22, 63, 55, 54, 51, 45, 45, 45, 44 (5.17 < 8). With integer scores (other
+    # lengths): 64, 59, 58, 58, 54, 54, 54, 54 (6.34 < 8) and 53, 53, 48, 37, 33, 28, 28, 26
+    # (4.49 < 7) of the part of 27, and 53, 37, 33, 28, 28, 26, 23, 19 (2.99 < 7) of the part
+    # of 22, whose 59, 58, 58, 54, 54, 54, 54, 53 (7.09 >= 7) goes to the lanes.
+    by_default = ([8, 1], [8, 6])
     assert decoded_in_lanes == (
         by_default[0] + [8, 8, 8, 1]  # one part of 27: lanes=None, then lanes=True
         + [] + [6, 8, 8, 3]  # parts of 8, 8, 8 and 3
@@ -448,17 +451,19 @@ def test_lane_groups_of_mixed_lengths_and_sizes(integer: bool, decoded_in_lanes)
 @pytest.mark.parametrize(
     "lengths, in_lanes",
     [
-        ([20], True), ([21], False), ([30, 30], True), ([31, 31], False), ([40] * 3, True),
-        ([40] * 2, False), ([48] * 4, True), ([49] * 4, False), ([64] * 5, True),
-        ([64] * 4, False), ([LANE_MAX_LEN + 1] * 8, False),
-        # mixed lengths weigh (length / longest)^2 each: 1.31 < 3, then 2.22 >= 2
-        ([40, 20, 10], False), ([30, 30, 10, 10], True),
+        ([20], True), ([21], False), ([24, 24], True), ([25, 25], False), ([36] * 4, True),
+        ([37] * 4, False), ([44] * 5, True), ([45] * 5, False), ([52] * 6, True),
+        ([53] * 6, False), ([60] * 7, True), ([61] * 7, False), ([64] * 8, True),
+        ([LANE_MAX_LEN + 1] * 8, False),
+        # mixed lengths weigh (length / longest)^2 each: 1.31 < 5, 2.22 < 4, then 4.0 >= 4
+        ([40, 20, 10], False), ([30, 30, 10, 10], False), ([30, 30, 30, 30, 15, 15, 15, 15], True),
     ],
 )
 def test_default_dispatch_by_group_size_and_length(lengths, in_lanes, decoded_in_lanes) -> None:
-    """By default a group goes to the lanes from 1 sentence of up to 20 words, 2 of up to 30,
-    3 of up to 40, 4 of up to 48 and 5 of up to 64 words (where the lanes were faster than one
-    at a time), shorter sentences counting for less; the trees are the same either way."""
+    """By default a group goes to the lanes from 1 sentence of up to 20 words, 2 of up to 24,
+    4 of up to 36, 5 of up to 44, 6 of up to 52, 7 of up to 60 and 8 of up to 64 words (where
+    the lanes were faster than one at a time), shorter sentences counting for less; the trees
+    are the same either way."""
     rng = np.random.default_rng(sum(lengths))
     span_scores, arc_scores = _random_batch(rng, lengths, 5, np.float32)
     fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
