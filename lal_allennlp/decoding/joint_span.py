@@ -160,6 +160,7 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   (rather than being killed by the system for running out).
 """
 
+import functools
 from typing import List, Optional, Tuple
 
 import numba
@@ -1497,6 +1498,7 @@ def workspace_bytes(max_len: int, dtype) -> int:
     return charts * itemsize + tables * 8
 
 
+@functools.lru_cache(maxsize=64)
 def _buffer_cells(max_len: int) -> Tuple[int, int, int, int]:
     """Elements of each worker's aligned buffers for sentences of at most ``max_len`` words (the
     longest of a batch: shorter ones use less of the same buffers): the S/E chart, X, the
@@ -1550,10 +1552,15 @@ def _available_memory_bytes() -> Optional[int]:
     return available
 
 
+_UNCHECKED_BYTES = 64 << 20  # workspaces up to this size are allocated without a memory check
+
+
 def _workers_that_fit(max_len: int, dtype, num_workers: int) -> int:
     """At most ``num_workers`` parallel workers, as many as have room for a workspace; raises a
     ``MemoryError`` when not even one has."""
     needed = workspace_bytes(max_len, dtype)
+    if needed * num_workers <= _UNCHECKED_BYTES:
+        return max(1, num_workers)  # small: not worth reading the system's figures every call
     available = _available_memory_bytes()
     if available is None:
         return max(1, num_workers)
