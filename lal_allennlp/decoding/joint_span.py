@@ -125,18 +125,23 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
   that 4 starts x 8 ends have in common are maximised together in tiles of 4 x 4 register
   accumulators (4 x 2 on CPUs with 16 vector registers; :func:`_split_max_tile`), which read
   each E row chunk once for the 4 starts and each S row chunk once for the tile's ends; each
-  span then adds its own few split points
-  (:func:`_split_max_seeded`). Maxima are exact in any order, so the result is the same.
+  span then adds its own few split points: for the chunks of heads below the block's own, the 8
+  spans of a start in one call (:func:`_split_max_block`, each span's value passed to the later
+  ones in a register), for the block's own chunk span by span (:func:`_split_max_seeded`).
+  Maxima are exact in any order, so the result is the same.
   On long sentences (``_TILE_AHEAD_FROM`` words and more) a tile's S cells come from memory
   (they are read once per block) and so do a block's E cells once they outgrow the caches; the
   tiles then prefetch the next chunk's S cells and the next tile's E cells while they work on
   their own (:func:`_split_max_tile_ahead`).
-* The outside attachments of such a block go by its 8 ends: the dependents that the 8 spans of
-  one start have in common are maximised together (:func:`_broadcast_sums_tile`), each chunk of
-  arcs read once for the 8 spans, and each span then adds its own (:func:`_attach_block`). Only
-  the chunks of heads that the block's own later spans read are done span by span
-  (:func:`_attach_right_heads`). On long sentences, where the arcs do not stay in the L1 cache, this
-  saves most of the reads of the arcs.
+* The outside attachments of the starts below a full block go by its 8 ends, one call per
+  chunk of heads (:func:`_broadcast_sums_block` from :func:`_attach_block`): the dependents
+  that the 8 spans of one start have in common are maximised together, each chunk of arcs read
+  once for the 8 spans, then each span's own, then the 8 stores. Only the chunks of heads that
+  the block's own later spans read are done span by span (:func:`_attach_right_heads`). On
+  short sentences this saves the calls (each a short loop); on long ones, where the arcs do not
+  stay in the L1 cache, most of the reads of the arcs.
+* The kernels add by ``fma(a, 1, b)`` where the CPU has FMA (:func:`_sums_by_fma`): the same
+  bits, but on AMD's Zen cores off the add pipes, which the maxima need.
 * The label tables read every span's L scores once, which is bound by memory bandwidth; the
   O(n^4) arithmetic is the rest. The plain span CKY (:mod:`~lal_allennlp.decoding.cky`) reads the
   same scores, so it bounds the speed of any decoder of these charts from above.
@@ -599,19 +604,12 @@ def _split_max_tile_ahead_b(
     return _split_max_tile_typed(t, a, b, 0, _TILE_ENDS_MAX)
 
 
-def _broadcast_sums_codegen(seeded: bool):
-    """Code of :func:`_max_of_broadcast_sums` (the first term starts the maximum) and of
-    :func:`_max_of_broadcast_sums_seeded` (a seed starts it)."""
+def _broadcast_sums_codegen():
+    """Code of :func:`_max_of_broadcast_sums`."""
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
-        dst_v, dst_off_v = args[:2]
-        if seeded:
-            seed_v, seed_off_v = args[2:4]
-            args = args[:2] + args[4:]
-        x_v, x_off_v, a_v, a_off_v, count_v, lo_v, hi_v = args[2:]
-        dst_t = signature.args[0]
-        x_t = signature.args[4 if seeded else 2]
-        a_t = signature.args[6 if seeded else 4]
+        dst_v, dst_off_v, x_v, x_off_v, a_v, a_off_v, count_v, lo_v, hi_v = args
+        dst_t, _, x_t, _, a_t = signature.args[:5]
         code = _VectorCode(context, builder, dst_t.dtype)
         x_data = context.make_array(x_t)(context, builder, x_v).data
 
@@ -621,18 +619,7 @@ def _broadcast_sums_codegen(seeded: bool):
             row = code.load(a_t, a_v, builder.add(a_off_v, shift))
             return code.add_scalar(row, scalar)
 
-        zero = ir.Constant(x_off_v.type, 0)
-        one = ir.Constant(x_off_v.type, 1)
-        if seeded:
-            start = code.load(signature.args[2], seed_v, seed_off_v)
-            acc = cgutils.alloca_once_value(builder, start)
-            first, count = zero, count_v
-        else:
-            acc = cgutils.alloca_once_value(builder, term(zero))
-            first, count = one, builder.sub(count_v, one)
-        with cgutils.for_range(builder, count) as loop:
-            value = term(builder.add(loop.index, first))
-            builder.store(code.max(builder.load(acc), value), acc)
+        (acc,) = code.max_over(lambda r: [term(r)], count_v)
         whole = builder.and_(
             builder.icmp_signed("<=", lo_v, ir.Constant(lo_v.type, 0)),
             builder.icmp_signed(">=", hi_v, ir.Constant(hi_v.type, _LANES)),
@@ -662,20 +649,7 @@ def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, count, l
         return None
     intp = types.intp
     sig = types.void(dst, intp, x, intp, a, intp, intp, intp, intp)
-    return sig, _broadcast_sums_codegen(seeded=False)
-
-
-@intrinsic
-def _max_of_broadcast_sums_seeded(
-    typingctx, dst, dst_off, seed, seed_off, x, x_off, a, a_off, count, lo, hi
-):
-    """:func:`_max_of_broadcast_sums` whose maximum starts from ``seed[seed_off + t]`` (the part
-    that :func:`_broadcast_sums_tile` computed); count >= 0."""
-    if not _check_flat_arrays(dst, seed, x, a):
-        return None
-    intp = types.intp
-    sig = types.void(dst, intp, seed, intp, x, intp, a, intp, intp, intp, intp)
-    return sig, _broadcast_sums_codegen(seeded=True)
+    return sig, _broadcast_sums_codegen()
 
 
 @intrinsic
@@ -903,9 +877,8 @@ def _cell(a, b, h, rows, chunks):  # pragma: no cover - compiled code
     return _chunk_row(a, (h - 1) // _LANES, b, rows, chunks) + (h - 1) % _LANES
 
 _END_BLOCK = 8  # spans filled in blocks of this many ends (:func:`_fill_charts`)
-# Rows of the tile workspace T: the split maxima of 4 starts x 8 ends (:func:`_tile_bulk`), then
-# the outside attachments of the 8 ends of one start (:func:`_attach_block`).
-_TILE_ROWS = _TILE_STARTS * _END_BLOCK + _END_BLOCK
+# Rows of the tile workspace T: the split maxima of 4 starts x 8 ends (:func:`_tile_bulk`).
+_TILE_ROWS = _TILE_STARTS * _END_BLOCK
 
 
 # ----------------------------------------------------------------------------------------------
