@@ -555,6 +555,72 @@ def test_tile_shape_follows_the_target_cpu(monkeypatch, cpu_name, cpu_features, 
     assert _vector_registers() == registers
 
 
+@pytest.mark.parametrize(
+    "cpu_name, cpu_features, by_fma",
+    [
+        (None, "+avx,+avx2,+fma", True),
+        (None, "+avx,+avx2,-fma", False),
+        ("znver4", "+avx2,+fma,+avx512vl", True),
+        ("generic", None, False),  # a named target without its features
+    ],
+)
+def test_adds_by_fma_follow_the_target_cpu(monkeypatch, cpu_name, cpu_features, by_fma):
+    import numba
+
+    from lal_allennlp.decoding.joint_span import _sums_by_fma
+
+    monkeypatch.setattr(numba.config, "CPU_NAME", cpu_name)
+    monkeypatch.setattr(numba.config, "CPU_FEATURES", cpu_features)
+    assert _sums_by_fma() == by_fma
+
+
+def test_a_baseline_x86_target_gives_the_same_bits(tmp_path) -> None:
+    """Compiled for baseline x86-64 (no FMA: plain adds; 16 vector registers: 4 x 2 tiles), in a
+    fresh process with its own numba cache, the decoder returns the trees and scores of this
+    process's build (with FMA adds and, with AVX-512, 4 x 4 tiles where the CPU has them), in
+    both layouts, float32: a sentence long enough for tiled blocks, and a group for the lanes."""
+    import os
+    import subprocess
+    import sys
+
+    rng = np.random.default_rng(7)
+    lengths = [70, 40, 30, 30, 29, 30, 28, 30, 30, 5]
+    span_scores, arc_scores = _random_batch(rng, lengths, 6, np.float32)
+    np.savez(tmp_path / "batch.npz", span=span_scores, arc=arc_scores, lengths=lengths)
+    script = """
+import sys
+import numpy as np
+from lal_allennlp.decoding import joint_span
+assert not joint_span._SUMS_BY_FMA and joint_span._TILE_ENDS == 2
+batch = np.load(sys.argv[1])
+out = {}
+for lanes in (False, True):
+    spans, heads, scores = joint_span.joint_span_decode(
+        batch["span"], batch["arc"], batch["lengths"], lanes
+    )
+    out[f"{lanes}_spans"] = np.concatenate(spans)
+    out[f"{lanes}_heads"] = np.concatenate(heads)
+    out[f"{lanes}_scores"] = scores
+np.savez(sys.argv[2], **out)
+"""
+    env = dict(
+        os.environ, NUMBA_CPU_NAME="x86-64", NUMBA_CACHE_DIR=str(tmp_path / "numba_cache")
+    )
+    env.pop("NUMBA_CPU_FEATURES", None)
+    subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "batch.npz"), str(tmp_path / "out.npz")],
+        check=True,
+        env=env,
+        cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+    )
+    baseline = np.load(tmp_path / "out.npz")
+    for lanes in (False, True):
+        spans, heads, scores = joint_span_decode(span_scores, arc_scores, np.array(lengths), lanes)
+        np.testing.assert_array_equal(baseline[f"{lanes}_spans"], np.concatenate(spans))
+        np.testing.assert_array_equal(baseline[f"{lanes}_heads"], np.concatenate(heads))
+        np.testing.assert_array_equal(baseline[f"{lanes}_scores"], scores)
+
+
 def test_bad_inputs_are_reported() -> None:
     span_scores, arc_scores = np.zeros((1, 4, 4, 5)), np.zeros((1, 4, 4))
     with pytest.raises(ValueError, match="at least 3"):
