@@ -286,22 +286,30 @@ def _broadcast(builder, vector_type, scalar):
     return builder.shuffle_vector(lane0, undefined, zeros)
 
 
+def _target_features() -> List[str]:
+    """The features (``+avx2``, ...) of the CPU that numba compiles for: the host's, unless
+    ``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES`` name another target (portable caches); none
+    for a named CPU without its features."""
+    features = numba.config.CPU_FEATURES
+    if features is None:
+        if numba.config.CPU_NAME not in (None, "host"):
+            return []
+        features = llvm_binding.get_host_cpu_features().flatten()
+    return features.split(",")
+
+
 def _sums_by_fma() -> bool:
     """Whether the kernels add by fused multiply-add, ``fma(a, 1, b)``: on x86 CPUs with FMA
-    (numba compiles for the host unless ``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES`` say otherwise).
+    (FMA3 comes with AVX; the check of both keeps other architectures out).
 
     ``a * 1`` is exact and an FMA rounds once, so ``fma(a, 1, b)`` is ``a + b`` to the bit,
     infinities and signed zeros included. The point is where it runs: on AMD's Zen cores the
     adds and the maxima share the two FP add pipes, which bound the kernels at one add and one
-    max per cycle, while FMAs go to the two FP multiply pipes. Moving the adds there lets the
-    tiles run up to twice as fast (``benchmarks/README.md``). On Intel cores adds, FMAs and
-    maxima share the same ports, so it changes nothing there."""
-    features = numba.config.CPU_FEATURES
-    if features is None:
-        if numba.config.CPU_NAME not in (None, "host"):
-            return False
-        features = llvm_binding.get_host_cpu_features().flatten()
-    return "+fma" in features.split(",")
+    max per cycle, while FMAs go to the two FP multiply pipes; a tile then runs about 1.6 times
+    as fast (``benchmarks/README.md``). On Intel cores adds, FMAs and maxima share the same
+    ports, so it should change nothing there."""
+    features = _target_features()
+    return "+fma" in features and "+avx" in features
 
 
 _SUMS_BY_FMA = _sums_by_fma()
@@ -492,14 +500,9 @@ _TILE_ENDS_MAX = 4  # the tile kernels take this many runs of E cells; the first
 
 def _vector_registers() -> int:
     """Vector registers of the CPU that numba compiles for: 32 with AVX-512 (its VL extension
-    gives 256-bit code 32 registers too), else 16 (AVX2). numba compiles for the host unless
-    ``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES`` name another target (portable caches)."""
-    features = numba.config.CPU_FEATURES
-    if features is None:
-        if numba.config.CPU_NAME not in (None, "host"):
-            return 16  # a named CPU without its features: assume the smaller register file
-        features = llvm_binding.get_host_cpu_features().flatten()
-    return 32 if "+avx512vl" in features.split(",") else 16
+    gives 256-bit code 32 registers too), else 16 (AVX2; also for a named CPU without its
+    features: the smaller register file)."""
+    return 32 if "+avx512vl" in _target_features() else 16
 
 
 # Ends of a tile: 4 x 4 accumulators need 16 registers besides the loaded runs, which only a CPU

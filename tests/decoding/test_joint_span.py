@@ -560,7 +560,8 @@ def test_tile_shape_follows_the_target_cpu(monkeypatch, cpu_name, cpu_features, 
     [
         (None, "+avx,+avx2,+fma", True),
         (None, "+avx,+avx2,-fma", False),
-        ("znver4", "+avx2,+fma,+avx512vl", True),
+        ("znver4", "+avx,+avx2,+fma,+avx512vl", True),
+        (None, "+neon,+fp-armv8", False),  # not x86
         ("generic", None, False),  # a named target without its features
     ],
 )
