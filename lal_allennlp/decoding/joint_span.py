@@ -772,8 +772,9 @@ def _broadcast_sums_block(
             for q in range(_END_BLOCK)
         ]
 
-        def arc_chunk(r):
-            return code.load(a_t, a_v, builder.add(a_off_v, builder.mul(r, ir.Constant(r.type, _LANES))))
+        def arc_chunk(r):  # the arcs into dependent r: consecutive chunks of a
+            shift = builder.mul(r, ir.Constant(r.type, _LANES))
+            return code.load(a_t, a_v, builder.add(a_off_v, shift))
 
         def dependent(q, r):
             return builder.load(builder.gep(x_data, [builder.add(x_rows[q], r)]))
@@ -999,7 +1000,9 @@ def _tile_bulk(top, bottom, j0, stride, rows, S, E, T, ahead):  # pragma: no cov
 
 
 @njit(cache=True, fastmath=FASTMATH)
-def _block_values(i, top, j0, stride, rows, S, E, X, T, label_one, label_multi):  # pragma: no cover
+def _block_values(
+    i, top, j0, stride, rows, S, E, X, T, label_one, label_multi
+):  # pragma: no cover - compiled code
     """The split maxima of the 8 spans (i, j0), ..., (i, j0 + 7) of a tile's start i
     (:func:`_tile_bulk`) for the chunks of heads below the block's own (:func:`_split_max_block`:
     one call per chunk for the 8 spans). Those heads are below j0, so the spans' values there
@@ -1180,9 +1183,12 @@ def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma:
 
     In a full block, the starts with at least ``_TILE_MIN_SPLITS`` split points below j0 go by
     4: the split points that their spans have in common, k in (top start, j0), are maximised
-    first for all 4 x 8 spans together (:func:`_tile_bulk`), then each span adds its own
-    (:func:`_span_value_seeded`). Nearer the block, where the common part is short, the spans go
-    one by one.
+    first for all 4 x 8 spans together (:func:`_tile_bulk`), then each span adds its own: the 8
+    spans of a start together for the chunks of heads below the block's own
+    (:func:`_block_values`), one by one for the block's chunk (:func:`_span_value_seeded`).
+    Nearer the block, where the common part is short, the spans go one by one. Every start below
+    a full block attaches its 8 spans to the heads outside the block's chunk together
+    (:func:`_attach_block`).
 
     X has one row per end of the block, (j - j0) stride: the spans of one start overwrite those
     of the start before, whose attachments are done. After the fill it holds the spans (0, j)
