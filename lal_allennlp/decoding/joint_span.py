@@ -360,6 +360,34 @@ class _VectorCode:
         # (the NaN handling of ``maxnum``) for every maximum of the hot loops.
         return self.builder.call(self._max, [a, b], fastmath=MAX_FLAGS)
 
+    def load_scalar(self, array_type, array_value, index):
+        """Element ``index`` of a 1-d array."""
+        data = self.context.make_array(array_type)(self.context, self.builder, array_value).data
+        return self.builder.load(self.builder.gep(data, [index]))
+
+    def store_lanes(self, array_type, array_value, stores, lo, hi) -> None:
+        """Each ``(offset, vector)`` of ``stores`` into the lanes lo <= t < hi of the 8 at
+        ``offset``; the other lanes keep their values. Where the range covers all 8, plain
+        stores (no need to read the lines first)."""
+        builder = self.builder
+        whole = builder.and_(
+            builder.icmp_signed("<=", lo, ir.Constant(lo.type, 0)),
+            builder.icmp_signed(">=", hi, ir.Constant(hi.type, _LANES)),
+        )
+        with builder.if_else(whole) as (all_lanes, some_lanes):
+            with all_lanes:
+                for offset, value in stores:
+                    self.store(array_type, array_value, offset, value)
+            with some_lanes:
+                lanes = ir.Constant(ir.VectorType(lo.type, _LANES), list(range(_LANES)))
+                inside = builder.and_(
+                    builder.icmp_signed(">=", lanes, _broadcast(builder, lanes.type, lo)),
+                    builder.icmp_signed("<", lanes, _broadcast(builder, lanes.type, hi)),
+                )
+                for offset, value in stores:
+                    old = self.load(array_type, array_value, offset)
+                    self.store(array_type, array_value, offset, builder.select(inside, value, old))
+
     def add(self, a, b):
         """a + b, lane by lane (as ``fma(a, 1, b)`` where :func:`_sums_by_fma`: the same bits)."""
         if self._fma is None:
@@ -614,30 +642,15 @@ def _broadcast_sums_codegen():
         dst_v, dst_off_v, x_v, x_off_v, a_v, a_off_v, count_v, lo_v, hi_v = args
         dst_t, _, x_t, _, a_t = signature.args[:5]
         code = _VectorCode(context, builder, dst_t.dtype)
-        x_data = context.make_array(x_t)(context, builder, x_v).data
 
         def term(r):
-            scalar = builder.load(builder.gep(x_data, [builder.add(x_off_v, r)]))
+            scalar = code.load_scalar(x_t, x_v, builder.add(x_off_v, r))
             shift = builder.mul(r, ir.Constant(r.type, _LANES))  # consecutive chunks of a
             row = code.load(a_t, a_v, builder.add(a_off_v, shift))
             return code.add_scalar(row, scalar)
 
         (acc,) = code.max_over(lambda r: [term(r)], count_v)
-        whole = builder.and_(
-            builder.icmp_signed("<=", lo_v, ir.Constant(lo_v.type, 0)),
-            builder.icmp_signed(">=", hi_v, ir.Constant(hi_v.type, _LANES)),
-        )
-        with builder.if_else(whole) as (all_lanes, some_lanes):
-            with all_lanes:  # a plain store: no need to read the line first
-                code.store(dst_t, dst_v, dst_off_v, builder.load(acc))
-            with some_lanes:
-                lanes = ir.Constant(ir.VectorType(lo_v.type, _LANES), list(range(_LANES)))
-                inside = builder.and_(
-                    builder.icmp_signed(">=", lanes, _broadcast(builder, lanes.type, lo_v)),
-                    builder.icmp_signed("<", lanes, _broadcast(builder, lanes.type, hi_v)),
-                )
-                old = code.load(dst_t, dst_v, dst_off_v)
-                code.store(dst_t, dst_v, dst_off_v, builder.select(inside, builder.load(acc), old))
+        code.store_lanes(dst_t, dst_v, [(dst_off_v, builder.load(acc))], lo_v, hi_v)
         return context.get_dummy_value()
 
     return codegen
@@ -658,7 +671,7 @@ def _max_of_broadcast_sums(typingctx, dst, dst_off, x, x_off, a, a_off, count, l
 @intrinsic
 def _split_max_block(
     typingctx, x, s, e, x_off, x_step, s_base, e0, e1, e2, e3, e4, e5, e6, e7, seed, seed_off,
-    seed_step, one, multi, label_off, first, count, j0,
+    seed_step, one, multi, first, count, j0,
 ):
     """One 8-lane chunk of heads of the split maxima of the 8 spans (i, j0), ..., (i, j0 + 7) of
     a start i in a tiled block (:func:`_fill_charts`), for a chunk below the block's own, whose
@@ -667,20 +680,21 @@ def _split_max_block(
         raw_q = max(seed[seed_off + q seed_step],                        (k in (top, j0), tiles)
                     max_{k in [first, first + count)} S[i, k] + E[j0 + q, k],  (k in (i, top])
                     max_{r < q} S[i, j0 + r] + E[j0 + q, j0 + r])             (this block)
-        x[x_off + q x_step] = raw_q + one[label_off + q]
-        S[i, j0 + q] = E[j0 + q, i] = raw_q + multi[label_off + q]
+        x[x_off + q x_step] = raw_q + one[j0 + q]
+        S[i, j0 + q] = E[j0 + q, i] = raw_q + multi[j0 + q]
 
-    The spans go in order of their ends: S[i, j0 + r] of the last line is span r's multi value,
-    which the chunk's heads (all below j0 + r) take without an attachment, so it comes from a
-    register, not from memory. S cells of the common split points are loaded once for the 8
-    ends. As :func:`_split_max`, but one call for 8 spans instead of 8 calls of short loops.
+    (one, multi: the start's rows of the label tables, by end). The spans go in order of their
+    ends: S[i, j0 + r] of the last line is span r's multi value, which the chunk's heads (all
+    below j0 + r) take without an attachment, so it comes from a register, not from memory. S
+    cells of the common split points are loaded once for the 8 ends. As :func:`_split_max`, but
+    one call for 8 spans instead of 8 calls of short loops.
     """
     if not _check_flat_arrays(x, s, e, seed, one, multi):
         return None
     intp = types.intp
     sig = types.void(
         x, s, e, intp, intp, intp, *([intp] * _END_BLOCK), seed, intp, intp, one, multi,
-        intp, intp, intp, intp,
+        intp, intp, intp,
     )
 
     def codegen(context, builder, signature, args):  # pragma: no cover - compiled code
@@ -688,7 +702,7 @@ def _split_max_block(
         e_bases = args[6 : 6 + _END_BLOCK]
         rest = args[6 + _END_BLOCK :]
         seed_v, seed_off_v, seed_step_v, one_v, multi_v = rest[:5]
-        label_off_v, first_v, count_v, j0_v = rest[5:]
+        first_v, count_v, j0_v = rest[5:]
         x_t, s_t, e_t = signature.args[:3]
         seed_t = signature.args[6 + _END_BLOCK]
         one_t, multi_t = signature.args[9 + _END_BLOCK : 11 + _END_BLOCK]
@@ -701,10 +715,6 @@ def _split_max_block(
 
         def cell(base, k):  # index of cell k of a run of cells
             return builder.add(base, builder.mul(k, lanes))
-
-        def scalar(array_t, array_v, index):
-            data = context.make_array(array_t)(context, builder, array_v).data
-            return builder.load(builder.gep(data, [index]))
 
         accs = [
             cgutils.alloca_once_value(
@@ -724,11 +734,11 @@ def _split_max_block(
         start = builder.sub(first_v, constant(1))  # i
         for q in range(_END_BLOCK):
             raw = builder.load(accs[q])
-            label = builder.add(label_off_v, constant(q))
             end = builder.add(j0_v, constant(q))
             x_index = builder.add(x_off_v, builder.mul(constant(q), x_step_v))
-            code.store(x_t, x_v, x_index, code.add_scalar(raw, scalar(one_t, one_v, label)))
-            value = code.add_scalar(raw, scalar(multi_t, multi_v, label))
+            one_score = code.load_scalar(one_t, one_v, end)
+            code.store(x_t, x_v, x_index, code.add_scalar(raw, one_score))
+            value = code.add_scalar(raw, code.load_scalar(multi_t, multi_v, end))
             code.store(s_t, s_v, cell(s_base_v, end), value)
             code.store(e_t, e_v, cell(e_bases[q], start), value)  # E[j0 + q, i]
             for later in range(q + 1, _END_BLOCK):  # split point j0 + q of the later spans
@@ -766,7 +776,6 @@ def _broadcast_sums_block(
         hi_v, x_v, x_first_v, x_step_v, a_v, a_off_v, count_v = args[1 + _END_BLOCK :]
         dst_t, x_t, a_t = signature.args[0], signature.args[2 + _END_BLOCK], signature.args[-3]
         code = _VectorCode(context, builder, dst_t.dtype)
-        x_data = context.make_array(x_t)(context, builder, x_v).data
         x_rows = [
             builder.add(x_first_v, builder.mul(ir.Constant(x_step_v.type, q), x_step_v))
             for q in range(_END_BLOCK)
@@ -777,7 +786,7 @@ def _broadcast_sums_block(
             return code.load(a_t, a_v, builder.add(a_off_v, shift))
 
         def dependent(q, r):
-            return builder.load(builder.gep(x_data, [builder.add(x_rows[q], r)]))
+            return code.load_scalar(x_t, x_v, builder.add(x_rows[q], r))
 
         def terms(r):
             row = arc_chunk(r)
@@ -790,17 +799,8 @@ def _broadcast_sums_block(
             for q in range(extra, _END_BLOCK):
                 value = code.add_scalar(row, dependent(q, r))
                 builder.store(code.max(builder.load(accs[q]), value), accs[q])
-        whole = builder.icmp_signed(">=", hi_v, ir.Constant(hi_v.type, _LANES))
-        with builder.if_else(whole) as (all_lanes, some_lanes):
-            with all_lanes:  # plain stores: no need to read the lines first
-                for acc, offset in zip(accs, dst_offs):
-                    code.store(dst_t, dst_v, offset, builder.load(acc))
-            with some_lanes:
-                lanes = ir.Constant(ir.VectorType(hi_v.type, _LANES), list(range(_LANES)))
-                inside = builder.icmp_signed("<", lanes, _broadcast(builder, lanes.type, hi_v))
-                for acc, offset in zip(accs, dst_offs):
-                    old = code.load(dst_t, dst_v, offset)
-                    code.store(dst_t, dst_v, offset, builder.select(inside, builder.load(acc), old))
+        stores = [(offset, builder.load(acc)) for offset, acc in zip(dst_offs, accs)]
+        code.store_lanes(dst_t, dst_v, stores, ir.Constant(hi_v.type, 0), hi_v)
         return context.get_dummy_value()
 
     return sig, codegen
@@ -1029,7 +1029,6 @@ def _block_values(
             stride,
             label_one[i],
             label_multi[i],
-            j0,
             i + 1,  # k in (i, top]
             top - i,
             j0,
