@@ -36,7 +36,14 @@ from typing import Any, Dict
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
-from gpu_speed import ENCODERS, default_tokenizer_dir, make_transformer_dir  # noqa: E402
+from gpu_speed import (  # noqa: E402
+    ENCODERS,
+    default_tokenizer_dir,
+    make_transformer_dir,
+    peak_gib,
+    reset_memory,
+    sync,
+)
 from peers_worker import _supar_compat  # noqa: E402
 
 SUPAR_CONFIG = os.path.join(HERE, "peer_configs", "supar_crf_con_minilm.ini")
@@ -53,33 +60,12 @@ def random_transformer(encoder: str, tokenizer_dir: str, out_dir: str, seed: int
     return shape
 
 
-def synchronise() -> None:
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-
-
-def reset_peak() -> None:
-    import torch
-
-    if torch.cuda.is_available():
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-
-
-def peak_gib() -> float:
-    import torch
-
-    return torch.cuda.max_memory_allocated() / 2**30 if torch.cuda.is_available() else float("nan")
-
-
-def timed_second_pass(run) -> float:
+def timed_second_pass(run, device) -> float:
     run()  # untimed: every batch shape once
-    synchronise()
+    sync(device)
     start = time.perf_counter()
     run()
-    synchronise()
+    sync(device)
     return time.perf_counter() - start
 
 
@@ -107,6 +93,7 @@ def main() -> None:
 
     init_logger(logger, verbose=False)
     device = "cuda" if torch.cuda.is_available() else "cpu"
+    torch_device = torch.device(device)
     header: Dict[str, Any] = {
         "date": datetime.datetime.now().isoformat(timespec="seconds"),
         "device": torch.cuda.get_device_name() if device == "cuda" else platform.processor(),
@@ -182,8 +169,8 @@ def main() -> None:
             supar_parser.scheduler = transformers.get_linear_schedule_with_warmup(
                 optimizer, int(steps * config.warmup), steps
             )
-            reset_peak()
-            seconds = timed_second_pass(lambda: supar_parser._train(train.loader))
+            reset_memory(torch_device)
+            seconds = timed_second_pass(lambda: supar_parser._train(train.loader), torch_device)
             rows.append({
                 **common,
                 "phase": "train",
@@ -194,7 +181,7 @@ def main() -> None:
                 "seconds": seconds,
                 "sentences_per_s": len(train) / seconds,
                 "words_per_s": words / seconds,
-                "peak_gib": peak_gib(),
+                "peak_gib": peak_gib(torch_device),
             })
             save()
             del optimizer, supar_parser.optimizer, supar_parser.scheduler
@@ -212,19 +199,19 @@ def main() -> None:
                     trees = supar_parser._predict(data.loader)["trees"]
                 assert len(trees) == len(data)
 
-            reset_peak()
+            reset_memory(torch_device)
             row = {**common, "phase": "parse", "sentences": len(data), "words": words,
                    "batches": len(data.loader)}
             row["precision"] = precision if precision == "fp32" else (
                 f"{precision} autocast around SuPar's model (not a SuPar option)"
             )
             try:
-                seconds = timed_second_pass(parse)
+                seconds = timed_second_pass(parse, torch_device)
             except Exception as error:  # a what-if row: say why it did not run
                 row["error"] = f"{type(error).__name__}: {error}"
             else:
                 row.update(seconds=seconds, sentences_per_s=len(data) / seconds,
-                           words_per_s=words / seconds, peak_gib=peak_gib())
+                           words_per_s=words / seconds, peak_gib=peak_gib(torch_device))
             rows.append(row)
             save()
 
