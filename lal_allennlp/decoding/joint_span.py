@@ -166,6 +166,9 @@ Design (the benchmark is ``benchmarks/joint_span_speed.py``)
 """
 
 import functools
+import glob
+import mmap
+import os
 from typing import List, Optional, Tuple
 
 import numba
@@ -809,12 +812,80 @@ def _broadcast_sums_block(
 _ALIGN_BYTES = 64  # a cache line: aligned vector loads never straddle two lines
 
 
+# Where free pages are reported to the host (:func:`_free_pages_reported`), workspace buffers
+# larger than this (the S/E chart from about 600 words) take 4 KiB pages instead of huge pages.
+# Below it huge pages paid there too (1.4x at 400 words, even at 500 with 335 MiB), and buffers
+# under glibc's 32 MiB mmap limit are reused from the heap with no page faults at all when the
+# decoder runs back to back (``benchmarks/README.md``, "Huge pages and free page reporting").
+_LARGE_WORKSPACE_BYTES = 512 << 20
+# "1": huge pages for large workspaces, "0": 4 KiB pages, unset: decide by the machine
+# (:func:`_huge_pages_pay`).
+HUGE_PAGES_ENV = "LAL_DECODER_HUGE_PAGES"
+_VIRTIO_BALLOON = "0x0005"  # virtio device id of a memory balloon
+_BALLOON_F_REPORTING = 5  # its feature bit: free page reporting
+
+
+@functools.lru_cache(maxsize=None)
+def _free_pages_reported(devices: str = "/sys/bus/virtio/devices") -> bool:
+    """Whether this is a virtual machine whose memory balloon reports free pages to the host.
+
+    Free page reporting hands free blocks of 2 MiB and more back to the host a couple of seconds
+    after they are freed; touching such a block again makes the host fault it in afresh. Huge
+    pages are taken from exactly those blocks, so there every large workspace, allocated after
+    a pause, pays that again: 4-5 s of system time for the 2.5 GiB of a 1,000-word sentence on
+    our VM, against 1.4 s with 4 KiB pages, which come from smaller free blocks the host keeps
+    (``benchmarks/README.md``, "Huge pages and free page reporting").
+    """
+    for device in glob.glob(os.path.join(devices, "*")):
+        try:
+            with open(os.path.join(device, "device"), encoding="ascii") as device_file:
+                if device_file.read().strip() != _VIRTIO_BALLOON:
+                    continue
+            with open(os.path.join(device, "features"), encoding="ascii") as features_file:
+                features = features_file.read().strip()  # one "0"/"1" per bit, bit 0 first
+        except OSError:
+            continue
+        if len(features) > _BALLOON_F_REPORTING and features[_BALLOON_F_REPORTING] == "1":
+            return True
+    return False
+
+
+def _huge_pages_pay() -> bool:
+    """Whether workspaces over ``_LARGE_WORKSPACE_BYTES`` should have transparent huge pages:
+    they decode 1.2-1.5x faster at 500-1,000 words (fewer TLB misses and page faults), except
+    where free page reporting makes each fresh huge page a fault on the host
+    (:func:`_free_pages_reported`). ``LAL_DECODER_HUGE_PAGES=1`` or ``=0`` overrides it."""
+    choice = os.environ.get(HUGE_PAGES_ENV, "").strip()
+    if choice in ("0", "1"):
+        return choice == "1"
+    if choice:
+        raise ValueError(f"{HUGE_PAGES_ENV} must be 0, 1 or unset, not {choice!r}.")
+    return not _free_pages_reported()
+
+
+def _zeros(count: int, dtype) -> np.ndarray:
+    """np.zeros(count, dtype), which numpy asks the kernel to back with transparent huge pages
+    from 4 MiB; over ``_LARGE_WORKSPACE_BYTES`` where huge pages do not pay
+    (:func:`_huge_pages_pay`), an anonymous mapping marked for 4 KiB pages instead (zero-filled
+    by the kernel, page aligned, unmapped when the array is freed)."""
+    dtype = np.dtype(dtype)
+    nbytes = count * dtype.itemsize
+    if nbytes <= _LARGE_WORKSPACE_BYTES or _huge_pages_pay():
+        return np.zeros(count, dtype)
+    # private: a shared anonymous mapping would be shmem, whose page faults cost more
+    mapping = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    if hasattr(mmap, "MADV_NOHUGEPAGE"):  # also where the system's THP setting is "always"
+        mapping.madvise(mmap.MADV_NOHUGEPAGE)
+    return np.frombuffer(mapping, dtype, count)
+
+
 def _aligned_buffers(workers: int, count: int, dtype) -> np.ndarray:
-    """np.zeros((workers, >= count), dtype) whose rows each start on a 64-byte boundary."""
+    """np.zeros((workers, >= count), dtype) whose rows each start on a 64-byte boundary, in
+    huge pages where they pay (:func:`_zeros`)."""
     itemsize = np.dtype(dtype).itemsize
     spare = _ALIGN_BYTES // itemsize
     row = -(-count // spare) * spare
-    buffer = np.zeros(workers * row + spare, dtype)
+    buffer = _zeros(workers * row + spare, dtype)
     offset = (-buffer.ctypes.data) % _ALIGN_BYTES // itemsize
     return buffer[offset : offset + workers * row].reshape(workers, row)
 
@@ -1499,9 +1570,10 @@ def _workspaces(max_len: int, dtype, num_workers: int) -> Tuple[np.ndarray, ...]
     """Each worker's S/E chart, X, transposed arcs and tile rows (:func:`_decode_sentence`),
     zero-filled: the vector kernels also read (and ignore) lanes past the valid range.
 
-    They are allocated here, by numpy, rather than inside the compiled code: numpy asks the
-    kernel for transparent huge pages on large arrays (``madvise``), so a chart of gigabytes is
-    faulted in 2 MiB at a time instead of 4 KiB, and its random accesses miss the TLB less.
+    They are allocated here rather than inside the compiled code, so that the choice of pages
+    is ours (:func:`_zeros`): numpy asks the kernel for transparent huge pages on large arrays
+    (``madvise``), so a chart of gigabytes is faulted in 2 MiB at a time instead of 4 KiB, and
+    its scattered reads miss the TLB less, except on VMs where that costs more than it saves.
     """
     return tuple(
         _aligned_buffers(num_workers, cells, dtype) for cells in _buffer_cells(max_len)

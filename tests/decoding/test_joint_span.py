@@ -524,6 +524,70 @@ def test_150_words() -> None:
     assert scores[0] == pytest.approx(recomputed, rel=1e-5)
 
 
+@pytest.mark.parametrize("device_id, features, reported", [
+    ("0x0005", "0110010000", True),  # a memory balloon with free page reporting (bit 5)
+    ("0x0005", "0110000000", False),  # a balloon without it
+    ("0x0001", "0000010000", False),  # bit 5 of another device (a network card) means nothing
+])
+def test_free_page_reporting_is_read_from_the_virtio_devices(
+    tmp_path, device_id: str, features: str, reported: bool
+) -> None:
+    from lal_allennlp.decoding.joint_span import _free_pages_reported
+
+    (tmp_path / "virtio0").mkdir()  # a device whose files cannot be read is passed over
+    (tmp_path / "virtio1").mkdir()
+    (tmp_path / "virtio1" / "device").write_text(device_id + "\n")
+    (tmp_path / "virtio1" / "features").write_text(features + "\n")
+    assert _free_pages_reported(str(tmp_path)) is reported
+    assert _free_pages_reported(str(tmp_path / "absent")) is False  # not a virtual machine
+
+
+@pytest.mark.parametrize("choice", ["0", "1"])
+def test_workspace_pages_are_zeroed_and_aligned_either_way(monkeypatch, choice: str) -> None:
+    """``LAL_DECODER_HUGE_PAGES``: large workspaces come from numpy (huge pages) with 1, from an
+    anonymous mapping of 4 KiB pages with 0; small ones always from numpy."""
+    import mmap
+
+    from lal_allennlp.decoding import joint_span
+    from lal_allennlp.decoding.joint_span import _aligned_buffers
+
+    monkeypatch.setenv("LAL_DECODER_HUGE_PAGES", choice)
+    monkeypatch.setattr(joint_span, "_LARGE_WORKSPACE_BYTES", 1 << 20)  # "large": over 1 MiB
+    count = (1 << 20) // 4 // 3 + 5
+    buffers = _aligned_buffers(3, count, np.float32)
+    assert buffers.shape[0] == 3 and buffers.shape[1] >= count and buffers.flags.writeable
+    assert buffers.ctypes.data % 64 == 0 and buffers.strides[0] % 64 == 0
+    assert not buffers.any()
+    def memory_owner(array: np.ndarray):
+        while isinstance(array.base, np.ndarray):
+            array = array.base
+        base = array.base  # None where numpy allocated the memory
+        return base.obj if isinstance(base, memoryview) else base
+
+    assert isinstance(memory_owner(buffers), mmap.mmap) is (choice == "0")
+    buffers[-1, -1] = 1.0  # writable to the last element
+    assert memory_owner(_aligned_buffers(2, 100, np.float32)) is None
+
+
+def test_workspace_pages_do_not_change_the_trees(monkeypatch) -> None:
+    """A sentence whose workspace is large enough for the choice of pages to apply decodes to the
+    same bits with either."""
+    from lal_allennlp.decoding import joint_span
+
+    n = 140
+    monkeypatch.setattr(joint_span, "_LARGE_WORKSPACE_BYTES", 1 << 20)
+    assert joint_span.workspace_bytes(n, np.float32) > 4 << 20
+    span_scores, arc_scores = _random_batch(np.random.default_rng(72), [n, n - 9], 7, np.float32)
+    results = []
+    for choice in ("0", "1"):
+        monkeypatch.setenv("LAL_DECODER_HUGE_PAGES", choice)
+        results.append(ALONE(span_scores, arc_scores, np.array([n, n - 9])))
+    _assert_same(*results)
+    monkeypatch.setenv("LAL_DECODER_HUGE_PAGES", "yes")
+    with pytest.raises(ValueError, match="LAL_DECODER_HUGE_PAGES must be 0, 1 or unset"):
+        ALONE(span_scores, arc_scores, np.array([n, n - 9]))
+
+
 def test_long_sentences_whose_tiles_prefetch_equal_n5() -> None:
     """From ``_TILE_AHEAD_FROM`` words the split tiles prefetch their next operands (other code
     than the shorter sentences of the tests above): still bit-identical to the O(n^5)
