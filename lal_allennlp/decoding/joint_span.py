@@ -169,6 +169,7 @@ import functools
 import glob
 import mmap
 import os
+import sys
 from typing import List, Optional, Tuple
 
 import numba
@@ -813,14 +814,15 @@ _ALIGN_BYTES = 64  # a cache line: aligned vector loads never straddle two lines
 
 
 # Where free pages are reported to the host (:func:`_free_pages_reported`), workspace buffers
-# larger than this (the S/E chart from about 600 words) take 4 KiB pages instead of huge pages.
-# Below it huge pages paid there too (1.4x at 400 words, even at 500 with 335 MiB), and buffers
-# under glibc's 32 MiB mmap limit are reused from the heap with no page faults at all when the
+# larger than this (the S/E chart from about 460 words) take 4 KiB pages instead of huge pages.
+# Below it huge pages paid there too (1.2x at 400 words, with 172 MiB), and buffers under
+# glibc's 32 MiB mmap limit are reused from the heap with no page faults at all when the
 # decoder runs back to back (``benchmarks/README.md``, "Huge pages and free page reporting").
-_LARGE_WORKSPACE_BYTES = 512 << 20
+_LARGE_WORKSPACE_BYTES = 256 << 20
 # "1": huge pages for large workspaces, "0": 4 KiB pages, unset: decide by the machine
 # (:func:`_huge_pages_pay`).
 HUGE_PAGES_ENV = "LAL_DECODER_HUGE_PAGES"
+_MADV_POPULATE_WRITE = getattr(mmap, "MADV_POPULATE_WRITE", 23)  # Linux's value, from 5.14
 _VIRTIO_BALLOON = "0x0005"  # virtio device id of a memory balloon
 _BALLOON_F_REPORTING = 5  # its feature bit: free page reporting
 
@@ -876,6 +878,12 @@ def _zeros(count: int, dtype) -> np.ndarray:
     mapping = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     if hasattr(mmap, "MADV_NOHUGEPAGE"):  # also where the system's THP setting is "always"
         mapping.madvise(mmap.MADV_NOHUGEPAGE)
+    if sys.platform.startswith("linux"):
+        try:  # fault every page in with one call rather than one trap per page: 1.0 s of
+            # system time instead of 1.5 for the 2.5 GiB of 1,000 words
+            mapping.madvise(_MADV_POPULATE_WRITE)
+        except OSError:  # before Linux 5.14: faulted in as the fill first writes each page
+            pass
     return np.frombuffer(mapping, dtype, count)
 
 
