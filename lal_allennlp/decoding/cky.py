@@ -46,7 +46,7 @@ from lal_allennlp.decoding.kernels import FASTMATH, maxnum, prefetch_row, segmen
 __all__ = ["cky_decode"]
 
 _BLOCK = 16  # labels per block when searching for the argmax label
-_PREFETCH_AHEAD = 4  # the label pass prefetches the span this many spans ahead (in memory order)
+_PREFETCH_AHEAD = 8  # the label pass prefetches the span this many spans ahead (in memory order)
 
 
 @njit(cache=True, fastmath=FASTMATH)

@@ -64,7 +64,7 @@ _GROUP_HEADS = 4  # heads per loop of :func:`_split_heads` (:func:`_attach_heads
 _TILE_ENDS = 4  # ends per :func:`_split_tile`
 _TILE_MIN_SPLITS = 4  # tiles only where the 4 ends share at least this many split points
 _END_BLOCK = 16  # spans are filled in blocks of this many ends
-_PREFETCH_AHEAD = 4  # the label pass prefetches the scores of the span this many spans ahead
+_PREFETCH_AHEAD = 8  # the label pass prefetches the scores of the span this many spans ahead
 
 
 # ----------------------------------------------------------------------------------------------
