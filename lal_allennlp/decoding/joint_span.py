@@ -170,6 +170,7 @@ import glob
 import mmap
 import os
 import sys
+import warnings
 from typing import List, Optional, Tuple
 
 import numba
@@ -834,9 +835,9 @@ def _free_pages_reported(devices: str = "/sys/bus/virtio/devices") -> bool:
     Free page reporting hands free blocks of 2 MiB and more back to the host a couple of seconds
     after they are freed; touching such a block again makes the host fault it in afresh. Huge
     pages are taken from exactly those blocks, so there every large workspace, allocated after
-    a pause, pays that again: 4-5 s of system time for the 2.5 GiB of a 1,000-word sentence on
-    our VM, against 1.4 s with 4 KiB pages, which come from smaller free blocks the host keeps
-    (``benchmarks/README.md``, "Huge pages and free page reporting").
+    a pause, pays that again: 3.4-4.5 s of system time for the 2.5 GiB of a 1,000-word sentence
+    on our VM, against about 1 s with 4 KiB pages, which come from smaller free blocks the host
+    keeps (``benchmarks/README.md``, "Huge pages and free page reporting").
     """
     for device in glob.glob(os.path.join(devices, "*")):
         try:
@@ -854,15 +855,28 @@ def _free_pages_reported(devices: str = "/sys/bus/virtio/devices") -> bool:
 
 def _huge_pages_pay() -> bool:
     """Whether workspaces over ``_LARGE_WORKSPACE_BYTES`` should have transparent huge pages:
-    they decode 1.2-1.5x faster at 500-1,000 words (fewer TLB misses and page faults), except
-    where free page reporting makes each fresh huge page a fault on the host
-    (:func:`_free_pages_reported`). ``LAL_DECODER_HUGE_PAGES=1`` or ``=0`` overrides it."""
-    choice = os.environ.get(HUGE_PAGES_ENV, "").strip()
-    if choice in ("0", "1"):
-        return choice == "1"
-    if choice:
-        raise ValueError(f"{HUGE_PAGES_ENV} must be 0, 1 or unset, not {choice!r}.")
-    return not _free_pages_reported()
+    decodes run back to back, they are 1.2-1.5x faster at 500-1,000 words (fewer TLB misses
+    and page faults), except where free page reporting makes each fresh huge page a fault on the
+    host (:func:`_free_pages_reported`). ``LAL_DECODER_HUGE_PAGES=1`` or ``=0`` overrides it."""
+    choice = _page_choice(os.environ.get(HUGE_PAGES_ENV, ""))
+    return not _free_pages_reported() if choice is None else choice
+
+
+@functools.lru_cache(maxsize=8)
+def _page_choice(value: str) -> Optional[bool]:
+    """``LAL_DECODER_HUGE_PAGES`` read: True, False or None (the machine decides). Any other
+    value is warned about once and ignored, so that a typo never stops a parse."""
+    value = value.strip()
+    if value in ("0", "1"):
+        return value == "1"
+    if value:
+        warnings.warn(
+            f"{HUGE_PAGES_ENV}={value!r} is neither 0 nor 1; ignored (the decoder chooses the "
+            "pages of large workspaces by the machine). Set it to 1 for huge pages, 0 for 4 KiB "
+            "pages, or unset it.",
+            stacklevel=2,
+        )
+    return None
 
 
 def _zeros(count: int, dtype) -> np.ndarray:
