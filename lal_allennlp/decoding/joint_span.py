@@ -1292,12 +1292,13 @@ def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma:
     ahead = n >= _TILE_AHEAD_FROM
     for j0 in range(1, n + 1, _END_BLOCK):
         j1 = min(j0 + _END_BLOCK, n + 1)
+        full = j1 - j0 == _END_BLOCK
+        near = (j0 + _END_BLOCK - 2) // _LANES  # the chunk of the block's last end
         i = j1 - 2
         while i >= 0:
-            if j1 - j0 == _END_BLOCK and i + _TILE_MIN_SPLITS < j0:
+            if full and i + _TILE_MIN_SPLITS < j0:
                 bottom = max(0, i - _TILE_STARTS + 1)
                 _tile_bulk(i, bottom, j0, stride, rows, S, E, T, ahead)
-                near = (j0 + _END_BLOCK - 2) // _LANES  # the chunk of the block's last end
                 for start in range(i, bottom - 1, -1):
                     # the chunks below the block's own for the 8 ends together, then the
                     # block's chunk span by span, with the attachments that the later spans read
@@ -1318,8 +1319,7 @@ def _fill_charts(n, S, E, rows, X, T, label_one, label_multi, arc_t):  # pragma:
                 continue
             # A start below a full block attaches its 8 spans to the heads outside the block's
             # chunks together, as the tiled starts do; the others go span by span.
-            by_block = j1 - j0 == _END_BLOCK and i < j0
-            near = (j0 + _END_BLOCK - 2) // _LANES  # the chunk of the block's last end
+            by_block = full and i < j0
             for j in range(max(j0, i + 1), j1):
                 x_row = (j - j0) * stride  # X[i, j, h] at x_row + h - 1
                 if j - i == 1:  # a single word: one = multi = X = multi_label
