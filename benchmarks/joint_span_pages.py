@@ -68,7 +68,6 @@ def worker(length: int, decodes: int, pause: float, large_from_mib: float) -> No
             "sys": after.ru_stime - before.ru_stime,
             "faults": after.ru_minflt - before.ru_minflt,
             "score": float(scores[0]),
-            "huge_pages": joint_span._huge_pages_pay(),
         }), flush=True)
 
 

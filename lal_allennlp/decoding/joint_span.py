@@ -310,9 +310,9 @@ def _sums_by_fma() -> bool:
     ``a * 1`` is exact and an FMA rounds once, so ``fma(a, 1, b)`` is ``a + b`` to the bit,
     infinities and signed zeros included. The point is where it runs: on AMD's Zen cores the
     adds and the maxima share the two FP add pipes, which bound the kernels at one add and one
-    max per cycle, while FMAs go to the two FP multiply pipes; a tile then runs about 1.6 times
-    as fast (``benchmarks/README.md``). On Intel cores adds, FMAs and maxima share the same
-    ports, so it should change nothing there."""
+    max per cycle, while FMAs go to the two FP multiply pipes, so the tiles run faster
+    (``benchmarks/README.md``). On Intel cores adds, FMAs and maxima share the same ports, so it
+    should change nothing there."""
     features = _target_features()
     return "+fma" in features and "+avx" in features
 
@@ -816,9 +816,10 @@ _ALIGN_BYTES = 64  # a cache line: aligned vector loads never straddle two lines
 
 # Where free pages are reported to the host (:func:`_free_pages_reported`), workspace buffers
 # larger than this (the S/E chart from about 460 words) take 4 KiB pages instead of huge pages.
-# Below it huge pages paid there too (1.2x at 400 words, with 172 MiB), and buffers under
-# glibc's 32 MiB mmap limit are reused from the heap with no page faults at all when the
-# decoder runs back to back (``benchmarks/README.md``, "Huge pages and free page reporting").
+# Smaller ones keep huge pages there too: they have fewer 2 MiB blocks for the host to take back
+# in a pause, and below glibc's 32 MiB mmap limit they are reused from the heap with no page
+# faults at all when the decoder runs back to back (``benchmarks/README.md``, "Huge pages and
+# free page reporting", has the crossing point).
 _LARGE_WORKSPACE_BYTES = 256 << 20
 # "1": huge pages for large workspaces, "0": 4 KiB pages, unset: decide by the machine
 # (:func:`_huge_pages_pay`).
@@ -834,10 +835,10 @@ def _free_pages_reported(devices: str = "/sys/bus/virtio/devices") -> bool:
 
     Free page reporting hands free blocks of 2 MiB and more back to the host a couple of seconds
     after they are freed; touching such a block again makes the host fault it in afresh. Huge
-    pages are taken from exactly those blocks, so there every large workspace, allocated after
-    a pause, pays that again: 3.4-4.5 s of system time for the 2.5 GiB of a 1,000-word sentence
-    on our VM, against about 1 s with 4 KiB pages, which come from smaller free blocks the host
-    keeps (``benchmarks/README.md``, "Huge pages and free page reporting").
+    pages are taken from exactly those blocks, so there every large workspace allocated after a
+    pause pays that again, several times what its 4 KiB pages would cost: those come from
+    smaller free blocks, which the host keeps (``benchmarks/README.md``, "Huge pages and free
+    page reporting").
     """
     for device in glob.glob(os.path.join(devices, "*")):
         try:
@@ -855,9 +856,9 @@ def _free_pages_reported(devices: str = "/sys/bus/virtio/devices") -> bool:
 
 def _huge_pages_pay() -> bool:
     """Whether workspaces over ``_LARGE_WORKSPACE_BYTES`` should have transparent huge pages:
-    decodes run back to back, they are 1.2-1.5x faster at 500-1,000 words (fewer TLB misses
-    and page faults), except where free page reporting makes each fresh huge page a fault on the
-    host (:func:`_free_pages_reported`). ``LAL_DECODER_HUGE_PAGES=1`` or ``=0`` overrides it."""
+    they cost fewer TLB misses and page faults, except where free page reporting makes each
+    fresh huge page a fault on the host (:func:`_free_pages_reported`).
+    ``LAL_DECODER_HUGE_PAGES=1`` or ``=0`` overrides it."""
     choice = _page_choice(os.environ.get(HUGE_PAGES_ENV, ""))
     return not _free_pages_reported() if choice is None else choice
 
@@ -893,8 +894,7 @@ def _zeros(count: int, dtype) -> np.ndarray:
     if hasattr(mmap, "MADV_NOHUGEPAGE"):  # also where the system's THP setting is "always"
         mapping.madvise(mmap.MADV_NOHUGEPAGE)
     if sys.platform.startswith("linux"):
-        try:  # fault every page in with one call rather than one trap per page: 1.0 s of
-            # system time instead of 1.5 for the 2.5 GiB of 1,000 words
+        try:  # fault every page in with one call rather than one trap per page
             mapping.madvise(_MADV_POPULATE_WRITE)
         except OSError:  # before Linux 5.14: faulted in as the fill first writes each page
             pass

@@ -558,6 +558,7 @@ def test_workspace_pages_are_zeroed_and_aligned_either_way(monkeypatch, choice: 
     assert buffers.shape[0] == 3 and buffers.shape[1] >= count and buffers.flags.writeable
     assert buffers.ctypes.data % 64 == 0 and buffers.strides[0] % 64 == 0
     assert not buffers.any()
+
     def memory_owner(array: np.ndarray):
         while isinstance(array.base, np.ndarray):
             array = array.base
