@@ -416,7 +416,7 @@ def _load_group(span_scores, arc_scores, lengths, members, n, lab, arc):  # prag
         sent = span_scores[b]
         for i in range(m):
             for j in range(i + 1, m + 1):
-                # as the CKY's label pass: the scores of the span 4 ahead in memory order
+                # as the CKY's label pass: prefetch the scores of a span further on in memory order
                 if j + _PREFETCH_AHEAD <= m:
                     prefetch_row(sent[i, j + _PREFETCH_AHEAD])
                 elif i + 1 + j + _PREFETCH_AHEAD - m <= m:

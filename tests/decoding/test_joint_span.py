@@ -19,6 +19,7 @@ from lal_allennlp.decoding.joint_span import (
     LANE_MAX_LEN,
     SUB_HEAD,
     _TILE_AHEAD_FROM,
+    _node_label,
     joint_span_decode,
 )
 from tests.oracles.joint_span_n5 import joint_span_decode_n5
@@ -700,3 +701,28 @@ def test_bad_inputs_are_reported() -> None:
     assert joint_span_decode(np.zeros((0, 4, 4, 5)), np.zeros((0, 4, 4)), np.zeros(0))[2].shape == (
         0,
     )
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_node_label_is_the_smallest_maximiser(dtype) -> None:
+    """The traceback's label search skips whole blocks of labels: it must still return the
+    smallest maximiser wherever it lies (ties within and across blocks, at a block's edge, in a
+    last partial block, rows of -inf), and the empty label when that scores at least as much
+    (a ``multi`` role)."""
+    rng = np.random.default_rng(62)
+    for num_labels in (3, 16, 17, 18, 19, 33, 112):
+        for case in range(300):
+            row = rng.integers(-4, 2, num_labels).astype(dtype)  # few values: many ties
+            if case % 10 == 0:
+                row[:] = -np.inf
+            elif case % 10 == 1:  # one maximiser, anywhere
+                row[rng.integers(0, num_labels)] = 5
+            first = 1 + case % 2  # <H> allowed or not
+            one_value = row[first:].max()
+            for use_one in (True, False):
+                if not use_one and row[EMPTY] >= one_value:
+                    expected = EMPTY
+                else:
+                    expected = first + int(np.argmax(row[first:] == one_value))
+                got = _node_label(row, first, one_value, use_one)
+                assert got == expected, (row.tolist(), first, use_one)
