@@ -6,11 +6,17 @@ Chart decoders: numpy in, numpy out (no torch, no vocabulary), each a numba kern
 - `joint_span`: the exact joint span (HPSG) decoder of Zhou & Zhao (2019), a constituency
   tree and a projective dependency tree that agree.
 - `kernels`: the numba helpers both share (vectorisable max, prefetch).
+- `_numba_cache`: numba's on-disk cache of these kernels, keyed on all of the package's sources
+  (installed here, before any kernel is defined).
 
 Their readable references, and the authors' O(n^5) joint-span recurrence, live in
 `tests/oracles/`, where the tests compare the kernels with them and with brute force.
 """
-from lal_allennlp.decoding.cky import cky_decode
-from lal_allennlp.decoding.joint_span import joint_span_decode
+from lal_allennlp.decoding import _numba_cache
+
+_numba_cache.install()
+
+from lal_allennlp.decoding.cky import cky_decode  # noqa: E402  (after the cache locators)
+from lal_allennlp.decoding.joint_span import joint_span_decode  # noqa: E402
 
 __all__ = ["cky_decode", "joint_span_decode"]
