@@ -298,6 +298,8 @@ def _attach_kernel(heads: int):
 
 _attach_8 = _attach_kernel(2 * _GROUP_HEADS)
 _attach_4 = _attach_kernel(_GROUP_HEADS)
+_attach_3 = _attach_kernel(3)
+_attach_2 = _attach_kernel(2)
 _attach_1 = _attach_kernel(1)
 
 
@@ -326,6 +328,20 @@ def _attach_heads(
             _attach_1(dst, dst_off + m * dst_step, dst_step, x, x_off, arc,
                       arc_off + m * arc_step, arc_step, count)
             m += 1
+
+
+@njit(cache=True, fastmath=FASTMATH, inline="always")
+def _attach_few(
+    heads, dst, dst_off, dst_step, x, x_off, arc, arc_off, arc_step, count
+):  # pragma: no cover - compiled code
+    """:func:`_attach_heads` for 1 to 3 heads, in one loop with an accumulator each: a loop
+    per head would wait on the latency of its one chain of maxima."""
+    if heads == 3:
+        _attach_3(dst, dst_off, dst_step, x, x_off, arc, arc_off, arc_step, count)
+    elif heads == 2:
+        _attach_2(dst, dst_off, dst_step, x, x_off, arc, arc_off, arc_step, count)
+    else:
+        _attach_1(dst, dst_off, dst_step, x, x_off, arc, arc_off, arc_step, count)
 
 
 def _attach_tile_kernel(heads: int):
@@ -523,7 +539,7 @@ def _finish_tile(
         )
         if q < _TILE_ENDS - 1:  # DL[i, end, h] for h in (end, j + 3], into S[i][h][end]
             w = end - i
-            _attach_heads(
+            _attach_few(
                 _TILE_ENDS - 1 - q, se, s_off[i] + (w - 1) * LANES + w * s_step, s_step, x,
                 x_off[i * size + end], arc, ((end + 1) * size + i + 1) * LANES, arc_step, w,
             )
