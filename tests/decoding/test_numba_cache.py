@@ -49,6 +49,12 @@ def test_package_and_checkout_kernels_take_the_package_stamp(tmp_path) -> None:
         assert locator.get_source_stamp() == _numba_cache.sources_stamp(
             _numba_cache.PACKAGE_DIR, locator._py_file
         )
+    assert _numba_cache.install()  # again: the locators stay in front, once each
+    from numba.core import caching
+
+    classes = caching.CacheImpl._locator_classes
+    assert tuple(classes[: len(_numba_cache.LOCATORS)]) == _numba_cache.LOCATORS
+    assert all(classes.count(locator) == 1 for locator in _numba_cache.LOCATORS)
     elsewhere = tmp_path / "elsewhere.py"
     elsewhere.write_text("X = 1\n")
     assert not _numba_cache.covered(str(elsewhere))
@@ -96,3 +102,20 @@ def test_an_edit_of_one_module_recompiles_the_kernels_of_another(tmp_path) -> No
     helpers.write_text(helpers.read_text().replace("return 1", "return 21"))
     assert run() == ["42", "0"]  # recompiled: helpers.py changed
     assert run() == ["42", "1"]
+
+
+def test_without_numba_locator_list_install_warns_and_keeps_numba_keys(monkeypatch) -> None:
+    """If a numba release moves its list of locators, the decoders still import and run, on
+    numba's own keys, and the user is told how to clear the cache after an edit."""
+    import warnings
+
+    from numba.core import caching
+
+    class Moved:  # a CacheImpl without the list
+        pass
+
+    monkeypatch.setattr(caching, "CacheImpl", Moved)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert _numba_cache.install() is False
+    assert any("*.nbi and *.nbc" in str(w.message) for w in caught)
