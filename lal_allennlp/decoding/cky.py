@@ -41,11 +41,16 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from lal_allennlp.decoding.kernels import FASTMATH, maxnum, prefetch_row, segment_max
+from lal_allennlp.decoding.kernels import (
+    FASTMATH,
+    first_equal,
+    maxnum,
+    prefetch_row,
+    segment_max,
+)
 
 __all__ = ["cky_decode"]
 
-_BLOCK = 16  # labels per block when searching for the argmax label
 _PREFETCH_AHEAD = 8  # the label pass prefetches the span this many spans ahead (in memory order)
 
 
@@ -79,15 +84,9 @@ def _label_argmax(row, gold_label, use_gold, target):  # pragma: no cover - comp
                 return l
         return 0  # unreachable for finite scores
     native_target = row.dtype.type(target)  # exact: target is a row value widened to float64
-    start = 0
-    # Skip whole blocks whose (vectorised) max is below the target, then scan one block.
-    while start + _BLOCK <= num_labels and (
-        segment_max(row[start : start + _BLOCK]) != native_target
-    ):
-        start += _BLOCK
-    for l in range(start, num_labels):
-        if row[l] == native_target:
-            return l
+    label = first_equal(row, 0, native_target)
+    if label < num_labels:
+        return label
     return 0  # unreachable for finite scores
 
 

@@ -185,6 +185,7 @@ from lal_allennlp.decoding.kernels import (
     FASTMATH,
     MAX_FLAGS,
     emit_prefetch,
+    first_equal,
     maxnum,
     prefetch_row,
     segment_max,
@@ -195,7 +196,6 @@ __all__ = ["joint_span_decode", "EMPTY", "SUB_HEAD"]
 EMPTY = 0  # label id of "no constituent"
 SUB_HEAD = 1  # label id of <H>
 _ROLE_HEAD, _ROLE_DEP, _ROLE_ROOT = 0, 1, 2
-_LABEL_BLOCK = 16  # labels per block when searching for a node's label
 
 
 # ----------------------------------------------------------------------------------------------
@@ -223,21 +223,12 @@ def _label_tables(sent, n, label_one, label_multi):  # pragma: no cover - compil
 @njit(cache=True, fastmath=FASTMATH)
 def _node_label(row, first, one_value, use_one):  # pragma: no cover - compiled code
     """Label id of a node: smallest maximiser among the allowed non-empty labels (use_one), or
-    empty if it scores at least as much (multi).
-
-    Whole blocks of labels whose (vectorised) maximum is below ``one_value`` are skipped, then
-    one block is scanned: a plain scan stops at a data-dependent label and does not vectorise."""
+    empty if it scores at least as much (multi)."""
     if not use_one and row[EMPTY] >= one_value:
         return EMPTY
-    start = first
-    end = row.shape[0]
-    while start + _LABEL_BLOCK <= end:
-        if segment_max(row[start : start + _LABEL_BLOCK]) == one_value:
-            break
-        start += _LABEL_BLOCK
-    for label in range(start, end):
-        if row[label] == one_value:
-            return label
+    label = first_equal(row, first, one_value)
+    if label < row.shape[0]:
+        return label
     return first  # unreachable for finite scores
 
 

@@ -8,6 +8,8 @@ the loop may ignore NaN and signed zeros; a plain ``if x > m: m = x`` loop stays
 * :func:`maxnum`: ``llvm.maxnum`` on two floats, the operation that such reductions accumulate
   with;
 * :func:`segment_max`: the max of a 1-d array, written so that LLVM vectorises it;
+* :func:`first_equal`: the first index of a row's maximum (a tree node's label), found by
+  skipping blocks with :func:`segment_max`;
 * :data:`FASTMATH`: the only fastmath flags the decoders compile with (no-NaN, no-signed-zero).
   A maximum is exact in any reduction order, so with finite or ``-inf`` scores these flags change
   neither the values nor the tie-breaking; NaN scores in cells that are read are not supported.
@@ -24,11 +26,20 @@ from numba import njit
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-__all__ = ["FASTMATH", "MAX_FLAGS", "maxnum", "prefetch", "prefetch_row", "segment_max"]
+__all__ = [
+    "FASTMATH",
+    "MAX_FLAGS",
+    "first_equal",
+    "maxnum",
+    "prefetch",
+    "prefetch_row",
+    "segment_max",
+]
 
 # Only the flags that the max reductions need to vectorise; both are exact for finite inputs.
 FASTMATH = {"nnan", "nsz"}
 MAX_FLAGS = tuple(sorted(FASTMATH))  # the same flags on the maxnum calls themselves
+SEARCH_BLOCK = 16  # elements per block in :func:`first_equal`
 _OPAQUE_POINTERS = llvm_binding.llvm_version_info[0] >= 15
 _PREFETCH_NAME = "llvm.prefetch.p0" if _OPAQUE_POINTERS else "llvm.prefetch.p0i8"
 
@@ -104,3 +115,21 @@ def segment_max(segment):  # pragma: no cover - compiled code
     for l in range(1, segment.shape[0]):
         m = maxnum(m, segment[l])
     return m
+
+
+@njit(cache=True, fastmath=FASTMATH)
+def first_equal(row, start, value):  # pragma: no cover - compiled code
+    """Smallest index l >= start with ``row[l] == value``, where ``value`` is the maximum of
+    ``row[start:]`` (the argmax label of a tree node); ``row.shape[0]`` if there is none (only
+    with NaN scores, which are not supported).
+
+    Whole blocks of ``SEARCH_BLOCK`` elements whose (vectorised) maximum is not ``value`` are
+    skipped, then one block is scanned: a plain scan stops at a data-dependent index and does not
+    vectorise."""
+    end = row.shape[0]
+    while start + SEARCH_BLOCK <= end and segment_max(row[start : start + SEARCH_BLOCK]) != value:
+        start += SEARCH_BLOCK
+    for index in range(start, end):
+        if row[index] == value:
+            return index
+    return end

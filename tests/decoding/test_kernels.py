@@ -4,7 +4,13 @@ import numpy as np
 import pytest
 from numba import njit
 
-from lal_allennlp.decoding.kernels import maxnum, prefetch_row, segment_max
+from lal_allennlp.decoding.kernels import (
+    SEARCH_BLOCK,
+    first_equal,
+    maxnum,
+    prefetch_row,
+    segment_max,
+)
 
 
 @njit(cache=True)
@@ -49,3 +55,20 @@ def test_prefetch_changes_nothing() -> None:
     row = np.arange(100, dtype=np.float32)
     assert _prefetched_sum(row) == row.sum()
     assert _prefetched_sum(row[:1]) == 0.0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_first_equal_is_the_first_maximiser_from_start(dtype) -> None:
+    """Maxima tied within and across blocks, at block edges and in a last partial block, -inf
+    rows, every start; the row's length where the value is absent."""
+    rng = np.random.default_rng(3)
+    for length in (1, SEARCH_BLOCK - 1, SEARCH_BLOCK, SEARCH_BLOCK + 1, 3 * SEARCH_BLOCK + 5):
+        for case in range(60):
+            row = rng.integers(-3, 1, length).astype(dtype)  # few values: many ties
+            if case % 6 == 0:
+                row[:] = -np.inf
+            for start in range(length):
+                value = row[start:].max()
+                expected = start + int(np.argmax(row[start:] == value))
+                assert first_equal(row, start, value) == expected
+            assert first_equal(row, 0, dtype(7)) == length
