@@ -24,11 +24,13 @@ import hashlib
 import os
 import warnings
 
+import numba
 from numba.core import caching
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _CHECKOUT = os.path.dirname(os.path.dirname(PACKAGE_DIR))
 _CHECKOUT_DIRS = tuple(os.path.join(_CHECKOUT, name) + os.sep for name in ("tests", "benchmarks"))
+_IN_CHECKOUT = os.path.isfile(os.path.join(_CHECKOUT, "setup.py"))  # not an installed wheel
 
 
 def covered(py_file: str) -> bool:
@@ -37,8 +39,7 @@ def covered(py_file: str) -> bool:
     path = os.path.abspath(py_file)
     if os.path.dirname(path) == PACKAGE_DIR:
         return True
-    in_checkout = os.path.isfile(os.path.join(_CHECKOUT, "setup.py"))
-    return in_checkout and path.startswith(_CHECKOUT_DIRS)
+    return _IN_CHECKOUT and path.startswith(_CHECKOUT_DIRS)
 
 
 @functools.lru_cache(maxsize=None)
@@ -106,7 +107,7 @@ def install() -> bool:
     if not isinstance(classes, list):
         warnings.warn(
             "numba's cache locators are not where lal_allennlp expects them "
-            f"(numba.core.caching.CacheImpl._locator_classes, numba {_numba_version()}): "
+            f"(numba.core.caching.CacheImpl._locator_classes, numba {numba.__version__}): "
             "cached decoder kernels are keyed on their own file only; after changing a "
             "decoder module, delete the *.nbi and *.nbc files under lal_allennlp/decoding/",
             RuntimeWarning,
@@ -116,9 +117,3 @@ def install() -> bool:
         if locator not in classes:
             classes.insert(0, locator)
     return True
-
-
-def _numba_version() -> str:
-    import numba
-
-    return numba.__version__

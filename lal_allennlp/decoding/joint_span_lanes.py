@@ -335,7 +335,10 @@ def _attach_few(
     heads, dst, dst_off, dst_step, x, x_off, arc, arc_off, arc_step, count
 ):  # pragma: no cover - compiled code
     """:func:`_attach_heads` for 1 to 3 heads, in one loop with an accumulator each: a loop
-    per head would wait on the latency of its one chain of maxima."""
+    per head would wait on the latency of its one chain of maxima. Only for a tile's spans and
+    the few heads between their ends; in :func:`_attach_heads`, whose remainders follow 8 or 4
+    heads at every call site, the extra kernels cost more code than they save
+    (``benchmarks/README.md``)."""
     if heads == 3:
         _attach_3(dst, dst_off, dst_step, x, x_off, arc, arc_off, arc_step, count)
     elif heads == 2:

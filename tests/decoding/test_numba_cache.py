@@ -6,6 +6,9 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import warnings
+
+from numba.core import caching
 
 from lal_allennlp.decoding import _numba_cache, cky, joint_span, joint_span_lanes, kernels
 from tests.oracles import joint_span_n5
@@ -50,8 +53,6 @@ def test_package_and_checkout_kernels_take_the_package_stamp(tmp_path) -> None:
             _numba_cache.PACKAGE_DIR, locator._py_file
         )
     assert _numba_cache.install()  # again: the locators stay in front, once each
-    from numba.core import caching
-
     classes = caching.CacheImpl._locator_classes
     assert tuple(classes[: len(_numba_cache.LOCATORS)]) == _numba_cache.LOCATORS
     assert all(classes.count(locator) == 1 for locator in _numba_cache.LOCATORS)
@@ -91,7 +92,7 @@ def test_an_edit_of_one_module_recompiles_the_kernels_of_another(tmp_path) -> No
     env = {k: v for k, v in os.environ.items() if not k.startswith("NUMBA_CACHE")}
     env["PYTHONPATH"] = str(tmp_path)
 
-    def run() -> str:
+    def run() -> list:
         done = subprocess.run(
             [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
         )
@@ -107,9 +108,6 @@ def test_an_edit_of_one_module_recompiles_the_kernels_of_another(tmp_path) -> No
 def test_without_numba_locator_list_install_warns_and_keeps_numba_keys(monkeypatch) -> None:
     """If a numba release moves its list of locators, the decoders still import and run, on
     numba's own keys, and the user is told how to clear the cache after an edit."""
-    import warnings
-
-    from numba.core import caching
 
     class Moved:  # a CacheImpl without the list
         pass
