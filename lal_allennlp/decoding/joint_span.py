@@ -902,15 +902,20 @@ def _zeros(count: int, dtype) -> np.ndarray:
     return np.frombuffer(mapping, dtype, count)
 
 
-def _aligned_buffers(workers: int, count: int, dtype) -> np.ndarray:
-    """np.zeros((workers, >= count), dtype) whose rows each start on a 64-byte boundary, in
-    huge pages where they pay (:func:`_zeros`)."""
+def _aligned_buffer_set(workers: int, counts: Tuple[int, ...], dtype) -> Tuple[np.ndarray, ...]:
+    """np.zeros((workers, >= count), dtype) for each count, whose rows each start on a 64-byte
+    boundary, in huge pages where they pay (:func:`_zeros`): views of one allocation, which
+    costs a call less than one per buffer."""
     itemsize = np.dtype(dtype).itemsize
     spare = _ALIGN_BYTES // itemsize
-    row = -(-count // spare) * spare
-    buffer = _zeros(workers * row + spare, dtype)
-    offset = (-buffer.ctypes.data) % _ALIGN_BYTES // itemsize
-    return buffer[offset : offset + workers * row].reshape(workers, row)
+    rows = [-(-count // spare) * spare for count in counts]
+    buffer = _zeros(workers * sum(rows) + spare, dtype)
+    offset = (-buffer.__array_interface__["data"][0]) % _ALIGN_BYTES // itemsize
+    views = []
+    for row in rows:
+        views.append(buffer[offset : offset + workers * row].reshape(workers, row))
+        offset += workers * row
+    return tuple(views)
 
 
 def _row_length(size: int) -> int:
@@ -1598,9 +1603,7 @@ def _workspaces(max_len: int, dtype, num_workers: int) -> Tuple[np.ndarray, ...]
     (``madvise``), so a chart of gigabytes is faulted in 2 MiB at a time instead of 4 KiB, and
     its scattered reads miss the TLB less, except on VMs where that costs more than it saves.
     """
-    return tuple(
-        _aligned_buffers(num_workers, cells, dtype) for cells in _buffer_cells(max_len)
-    )
+    return _aligned_buffer_set(num_workers, _buffer_cells(max_len), dtype)
 
 
 def _available_memory_bytes() -> Optional[int]:
@@ -1667,12 +1670,29 @@ _LANE_GROUP_LEN = np.array([20, 24, 36, 44, 52, 60, LANE_MAX_LEN])
 _LANE_MIN_GROUP = np.array([1, 2, 4, 5, 6, 7, 8])
 
 
+@njit(cache=True)
+def _weighs_enough(lengths, group, group_len, min_group):  # pragma: no cover - compiled code
+    """Whether one group (8 sentence ids, longest first, padded with -1) weighs enough for the
+    lanes: the sum of (length / longest)^2, added in pairs as numpy adds a row of 8, at least
+    ``min_group[t]`` for the first ``group_len[t]`` not below its longest length."""
+    longest = lengths[group[0]]
+    terms = np.zeros(8)  # a group's 8 lanes
+    for lane in range(8):
+        if group[lane] >= 0:
+            terms[lane] = (lengths[group[lane]] / longest) ** 2
+    weight = ((terms[0] + terms[1]) + (terms[2] + terms[3])) + (
+        (terms[4] + terms[5]) + (terms[6] + terms[7])
+    )
+    return weight >= min_group[np.searchsorted(group_len, longest)]
+
+
 def _worth_lanes(lengths: np.ndarray, groups: np.ndarray) -> np.ndarray:
     """Which groups (rows of ``groups``, longest first, padded with -1) to decode in lanes."""
-    longest = lengths[groups[:, 0]]
-    members = np.where(groups >= 0, lengths[groups], 0)
-    weight = ((members / longest[:, None]) ** 2).sum(axis=1)
-    return weight >= _LANE_MIN_GROUP[np.searchsorted(_LANE_GROUP_LEN, longest)]
+    lengths = np.ascontiguousarray(lengths, dtype=np.int64)
+    return np.array(
+        [_weighs_enough(lengths, group, _LANE_GROUP_LEN, _LANE_MIN_GROUP) for group in groups],
+        dtype=bool,
+    )
 
 
 def joint_span_decode(
@@ -1745,35 +1765,32 @@ def joint_span_decode(
     out_spans = np.zeros((batch_size, 2 * max_len - 1, 3), dtype=np.int64)
     out_heads = np.zeros((batch_size, max_len), dtype=np.int64)
     out_scores = np.empty(batch_size, dtype=np.float64)
-    alone = np.arange(batch_size)
-    if lanes is not False:
-        from lal_allennlp.decoding import joint_span_lanes  # it imports this module's kernels
+    from lal_allennlp.decoding import joint_span_lanes  # it imports this module's kernels
 
-        short = alone[lengths <= LANE_MAX_LEN]
-        groups, sizes = joint_span_lanes.group_order(lengths, short)
-        if lanes is None and len(groups):
-            keep = _worth_lanes(lengths, groups)
-            groups, sizes = groups[keep], sizes[keep]
-        if len(groups):
-            lane_len = int(lengths[groups[0, 0]])
-            workers = min(numba.get_num_threads(), len(groups))
-            joint_span_lanes.decode_groups(
-                span_scores, arc_scores, lengths, groups, sizes,
-                joint_span_lanes.workspaces(lane_len, dtype, workers),
-                out_spans, out_heads, out_scores,
-            )
-            grouped = np.zeros(batch_size, dtype=bool)
-            grouped[groups[groups >= 0]] = True
-            alone = alone[~grouped]
-    if len(alone):
-        # longest first, dealt round-robin to workers
-        order = alone[np.argsort(-lengths[alone], kind="stable")]
+    # One compiled call sorts the batch into groups for the lanes and the rest (``order``,
+    # longest first, dealt round-robin to workers): as numpy steps, after the encoder or the
+    # last decode has left the caches cold, that bookkeeping cost as much as decoding a few
+    # sentences.
+    groups, sizes, order = joint_span_lanes.plan(
+        lengths, 0 if lanes is False else LANE_MAX_LEN, lanes is None, _LANE_GROUP_LEN,
+        _LANE_MIN_GROUP,
+    )
+    if len(groups):
+        lane_len = int(lengths[groups[0, 0]])
+        workers = min(numba.get_num_threads(), len(groups))
+        joint_span_lanes.decode_groups(
+            span_scores, arc_scores, lengths, groups, sizes,
+            joint_span_lanes.workspaces(lane_len, dtype, workers),
+            out_spans, out_heads, out_scores,
+        )
+    if len(order):
         alone_len = int(lengths[order[0]])
         num_workers = _workers_that_fit(alone_len, dtype, min(numba.get_num_threads(), len(order)))
         workspaces = _workspaces(alone_len, dtype, num_workers)
         _decode_batch(
             span_scores, arc_scores, lengths, order, workspaces, out_spans, out_heads, out_scores
         )
-    spans = [out_spans[b, : 2 * n - 1] for b, n in enumerate(lengths.tolist())]
-    heads = [out_heads[b, :n] for b, n in enumerate(lengths.tolist())]
+    sentence_lengths = lengths.tolist()
+    spans = [out_spans[b, : 2 * n - 1] for b, n in enumerate(sentence_lengths)]
+    heads = [out_heads[b, :n] for b, n in enumerate(sentence_lengths)]
     return spans, heads, out_scores

@@ -51,11 +51,12 @@ from lal_allennlp.decoding.joint_span import (
     _first_label,
     _label_nodes,
     _VectorCode,
-    _aligned_buffers,
+    _aligned_buffer_set,
     _best_root,
     _check_flat_arrays,
     _pop_node,
     _push,
+    _weighs_enough,
 )
 from lal_allennlp.decoding.kernels import FASTMATH, maxnum, prefetch_row, segment_max
 
@@ -740,15 +741,47 @@ def workspaces(max_len: int, dtype, num_workers: int):
     )
     cells = (se_cells, x_cells, 2 * size * size * LANES, size * size * LANES,
              2 * _TILE_ENDS * size * LANES)
-    return tuple(_aligned_buffers(num_workers, c + LANES, dtype) for c in cells)
+    return _aligned_buffer_set(num_workers, tuple(c + LANES for c in cells), dtype)
+
+
+@njit(cache=True)
+def _group_order(lengths, indices):  # pragma: no cover - compiled code
+    """:func:`group_order` (int64 arrays)."""
+    ordered = indices[np.argsort(-lengths[indices], kind="mergesort")]  # stable
+    count = (ordered.shape[0] + LANES - 1) // LANES
+    groups = np.full((count, LANES), -1, dtype=np.int64)
+    sizes = np.empty(count, dtype=np.int64)
+    for g in range(count):
+        sizes[g] = min(LANES, ordered.shape[0] - LANES * g)
+        groups[g, : sizes[g]] = ordered[LANES * g : LANES * g + sizes[g]]
+    return groups, sizes
 
 
 def group_order(lengths: np.ndarray, indices: np.ndarray):
-    """Groups of up to 8 of ``indices``, longest sentences first: (groups (G, 8) int64, padded
-    with -1; sizes (G,))."""
-    ordered = indices[np.argsort(-lengths[indices], kind="stable")]
-    count = -(-len(ordered) // LANES)
-    groups = np.full((count, LANES), -1, dtype=np.int64)
-    groups.reshape(-1)[: len(ordered)] = ordered
-    sizes = np.minimum(LANES, len(ordered) - LANES * np.arange(count)).astype(np.int64)
-    return groups, sizes
+    """Groups of up to 8 of ``indices``, longest sentences first (ties in the order given):
+    (groups (G, 8) int64, padded with -1; sizes (G,))."""
+    return _group_order(
+        np.ascontiguousarray(lengths, dtype=np.int64), np.ascontiguousarray(indices, dtype=np.int64)
+    )
+
+
+@njit(cache=True)
+def plan(lengths, max_len, by_weight, group_len, min_group):  # pragma: no cover - compiled code
+    """Which sentences of a batch go to the lanes, and how: the groups of the sentences of at
+    most ``max_len`` words (:func:`group_order`), keeping only those that weigh enough
+    (:func:`~lal_allennlp.decoding.joint_span._weighs_enough`) if ``by_weight``; and the other
+    sentences, longest first (ties in batch order). Returns (groups, sizes, others)."""
+    batch_size = lengths.shape[0]
+    short = np.arange(batch_size)[lengths <= max_len]
+    groups, sizes = _group_order(lengths, short)
+    keep = np.ones(groups.shape[0], dtype=np.bool_)
+    grouped = np.zeros(batch_size, dtype=np.bool_)
+    for g in range(groups.shape[0]):
+        if by_weight:
+            keep[g] = _weighs_enough(lengths, groups[g], group_len, min_group)
+        if keep[g]:
+            for lane in range(sizes[g]):
+                grouped[groups[g, lane]] = True
+    others = np.arange(batch_size)[~grouped]
+    others = others[np.argsort(-lengths[others], kind="mergesort")]
+    return groups[keep], sizes[keep], others

@@ -472,6 +472,49 @@ def test_default_dispatch_by_group_size_and_length(lengths, in_lanes, decoded_in
     assert decoded_in_lanes == ([len(lengths)] if in_lanes else [])
 
 
+def test_plan_follows_the_dispatch_rule_as_numpy_writes_it() -> None:
+    """The compiled ``plan`` of a batch against the rule written with numpy: the short
+    sentences sorted longest first (stable) and cut into groups of 8; a group kept where
+    sum((length / longest)^2) (numpy's row sum) reaches the minimum for its longest length; the
+    rest longest first. Random batches, with lengths on and around the thresholds."""
+    from lal_allennlp.decoding.joint_span import _LANE_GROUP_LEN, _LANE_MIN_GROUP, _worth_lanes
+
+    def by_numpy(lengths: np.ndarray, by_weight: bool):
+        short = np.arange(len(lengths))[lengths <= LANE_MAX_LEN]
+        ordered = short[np.argsort(-lengths[short], kind="stable")]
+        groups = np.full((-(-len(ordered) // 8), 8), -1)
+        groups.reshape(-1)[: len(ordered)] = ordered
+        sizes = (groups >= 0).sum(axis=1)
+        keep = np.ones(len(groups), dtype=bool)
+        if by_weight and len(groups):
+            longest = lengths[groups[:, 0]]
+            weight = ((np.where(groups >= 0, lengths[groups], 0) / longest[:, None]) ** 2).sum(1)
+            keep = weight >= _LANE_MIN_GROUP[np.searchsorted(_LANE_GROUP_LEN, longest)]
+        grouped = np.isin(np.arange(len(lengths)), groups[keep])
+        others = np.arange(len(lengths))[~grouped]
+        return groups[keep], sizes[keep], others[np.argsort(-lengths[others], kind="stable")]
+
+    rng = np.random.default_rng(7)
+    kept = dropped = 0
+    for trial in range(400):
+        size = int(rng.integers(1, 50))
+        if trial % 2:
+            lengths = rng.choice([5, 20, 21, 24, 25, 36, 37, 44, 45, 64, 65], size)
+        else:
+            lengths = rng.integers(1, LANE_MAX_LEN + 8, size)
+        lengths = lengths.astype(np.int64)
+        for by_weight in (True, False):
+            got = joint_span_lanes.plan(
+                lengths, LANE_MAX_LEN, by_weight, _LANE_GROUP_LEN, _LANE_MIN_GROUP
+            )
+            for part, expected in zip(got, by_numpy(lengths, by_weight)):
+                np.testing.assert_array_equal(part, expected)
+        groups, _ = joint_span_lanes.group_order(lengths, np.arange(size)[lengths <= LANE_MAX_LEN])
+        worth = _worth_lanes(lengths, groups)
+        kept, dropped = kept + int(worth.sum()), dropped + int((~worth).sum())
+    assert kept > 100 and dropped > 100  # the batches reach both sides of the rule
+
+
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 23, 40])
 def test_s_and_e_cells_share_one_buffer_without_overlap(n) -> None:
     """S uses cells (a, b) with a < b for the heads h > a, E cells with a > b for the heads
@@ -550,14 +593,17 @@ def test_workspace_pages_are_zeroed_and_aligned_either_way(monkeypatch, choice: 
     import mmap
 
     from lal_allennlp.decoding import joint_span
-    from lal_allennlp.decoding.joint_span import _aligned_buffers
+    from lal_allennlp.decoding.joint_span import _aligned_buffer_set
 
     monkeypatch.setenv("LAL_DECODER_HUGE_PAGES", choice)
     monkeypatch.setattr(joint_span, "_LARGE_WORKSPACE_BYTES", 1 << 20)  # "large": over 1 MiB
     count = (1 << 20) // 4 // 3 + 5
-    buffers = _aligned_buffers(3, count, np.float32)
-    assert buffers.shape[0] == 3 and buffers.shape[1] >= count and buffers.flags.writeable
-    assert buffers.ctypes.data % 64 == 0 and buffers.strides[0] % 64 == 0
+    first, buffers = _aligned_buffer_set(3, (17, count), np.float32)
+    for view, cells in ((first, 17), (buffers, count)):
+        assert view.shape[0] == 3 and view.shape[1] >= cells and view.flags.writeable
+        assert view.ctypes.data % 64 == 0 and view.strides[0] % 64 == 0
+        assert not view.any()
+    first[:] = 1.0  # the views of the one allocation do not overlap
     assert not buffers.any()
 
     def memory_owner(array: np.ndarray):
@@ -568,7 +614,7 @@ def test_workspace_pages_are_zeroed_and_aligned_either_way(monkeypatch, choice: 
 
     assert isinstance(memory_owner(buffers), mmap.mmap) is (choice == "0")
     buffers[-1, -1] = 1.0  # writable to the last element
-    assert memory_owner(_aligned_buffers(2, 100, np.float32)) is None
+    assert memory_owner(_aligned_buffer_set(2, (100,), np.float32)[0]) is None
 
 
 def test_workspace_pages_do_not_change_the_trees(monkeypatch) -> None:
