@@ -1768,9 +1768,8 @@ def joint_span_decode(
     from lal_allennlp.decoding import joint_span_lanes  # it imports this module's kernels
 
     # One compiled call sorts the batch into groups for the lanes and the rest (``order``,
-    # longest first, dealt round-robin to workers): as numpy steps, after the encoder or the
-    # last decode has left the caches cold, that bookkeeping cost as much as decoding a few
-    # sentences.
+    # longest first, dealt round-robin to workers), rather than a dozen numpy calls on small
+    # arrays, whose overhead every batch would pay (with the caches cold after the encoder).
     groups, sizes, order = joint_span_lanes.plan(
         lengths, 0 if lanes is False else LANE_MAX_LEN, lanes is None, _LANE_GROUP_LEN,
         _LANE_MIN_GROUP,
