@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a built-in default: train a small span parser (MiniLM-L6 + BiLSTM) on the
 # project's own fixtures/ treebank -- or on a real treebank when PTB_DIR points at one, e.g.
-# PTB_DIR=../shared/data/ptb-sample/trees (train wsj_0001-0159, dev wsj_0160-0179) --
+# PTB_DIR=path/to/ptb-sample/trees (the NLTK WSJ sample: train wsj_0001-0159, dev
+# wsj_0160-0179; docs/data.md) --
 # evaluate it with the EVALB-compatible scorer, and parse a few raw sentences (as trees, and
 # drawn into an HTML page).
 # Environment: PTB_DIR, TRAIN_PATH/DEV_PATH (override the split), EPOCHS, OUT (run folder).
@@ -43,5 +44,5 @@ echo "$SENTENCES" | $BIN/lal-parse "$OUT/model.tar.gz" --no-progress --format ht
 echo "== the drawn trees: $OUT/parses.html (open it in a browser)"
 if [ -z "${PTB_DIR:-}" ]; then
   echo "   A parser trained on the 60 fixture sentences gives rough trees. For real ones, train"
-  echo "   on a treebank, e.g. PTB_DIR=../shared/data/ptb-sample/trees make demo (README, 'Using it')."
+  echo "   on a treebank, e.g. PTB_DIR=path/to/ptb-sample/trees make demo (docs/data.md)."
 fi

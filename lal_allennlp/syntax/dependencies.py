@@ -13,7 +13,7 @@ module only reads what such a converter wrote:
 * **CoNLL-U** (10 columns: `ID FORM LEMMA UPOS XPOS FEATS HEAD DEPREL DEPS MISC`): `#` comment
   lines, multi-word token lines (`3-4`) and empty nodes (`5.1`) are skipped;
 * **Malt-TAB** (3 or 4 columns: `word POS head [label]`), as in the NLTK dependency treebank
-  (`../shared/data/ptb-sample/deps/*.dp`).
+  (`deps/*.dp` of the WSJ sample, `docs/data.md`).
 
 The format is detected per file from its first token line. The POS tag is the fine-grained
 column (POSTAG / XPOS) unless it is `_`, then the coarse one (CPOSTAG / UPOS); with

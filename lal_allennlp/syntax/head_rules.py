@@ -12,13 +12,13 @@ tables).
 `COLLINS_HEAD_RULES` is the table of Collins (1999, pp. 238-240) for the English Penn Treebank,
 with the NP rule written as ordered passes and the coordination rule (p. 239). The table is a
 constructor argument, so another language (or another convention) only needs another table.
-On the NLTK Penn Treebank sample (`../shared/data/ptb-sample`, 3,669 sentences) these heads
+On the NLTK Penn Treebank sample (3,669 sentences, `docs/data.md`) these heads
 agree with the Penn2Malt heads of its `deps/` files for 84.10% of the words (74,110 of 88,120;
 85.38% without the coordination rule); they differ mostly on appositive NPs (`NP , NP`),
 `to` + VP, `$ CD`, QP and PRN.
 
 The published LAL / HPSG numbers use Stanford basic dependencies instead, which users convert
-with their own tools (see the README); head-rule dependencies are a fallback, and their labels
+with their own tools (see `docs/data.md`); head-rule dependencies are a fallback, and their labels
 (`dependency_labels`) are a simple deterministic scheme, not Stanford labels.
 """
 

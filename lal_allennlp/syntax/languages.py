@@ -15,7 +15,7 @@ a copied class.
 * `CHINESE_PUNCTUATION_TAGS`: the CTB punctuation tag, `PU`, for metrics that leave
   punctuation out (UAS/LAS; `EvalbParams.delete_labels` for EVALB).
 * `SINICA_PUNCTUATION_TAGS`: the punctuation categories of the Academia Sinica (CKIP) tag set
-  used by the Sinica Treebank (`../shared/data/sinica`), where a pause mark `、` is `Caa`.
+  used by the Sinica Treebank (the Sinica sample, `docs/data.md`), where a pause mark `、` is `Caa`.
 """
 
 from typing import Dict, FrozenSet, Tuple
