@@ -11,7 +11,8 @@ install: $(STAMP)
 
 # 1. the pinned stack; 2. allennlp + allennlp-models without their stale pins;
 # 3. this package (editable; also installs the .pth start-up file with the shims, and builds
-#    the MKL vendor shim for AMD CPUs when a C compiler is there);
+#    the MKL vendor override for AMD CPUs when a C compiler is there, which processes load
+#    only when started with LAL_MKL_VENDOR_OVERRIDE=1);
 # 4. a check that the bare `allennlp` command works.
 $(STAMP): requirements.txt requirements-allennlp.txt setup.py lal_allennlp_compat.pth lal_allennlp/_compat/mkl_cpu_vendor.c
 	$(PYTHON) -m venv $(VENV)

@@ -1,5 +1,7 @@
 """
-Installs `lal_allennlp` and the `lal_allennlp_compat.pth` start-up file that applies the AllenNLP compatibility shims.
+Installs `lal_allennlp` and the `lal_allennlp_compat.pth` start-up file, which applies the
+AllenNLP compatibility shims (and, only with `LAL_MKL_VENDOR_OVERRIDE=1`, the MKL vendor
+override).
 
 AllenNLP itself is deliberately *not* an install requirement: its 2.10.1 pins cannot be
 resolved on Python 3.11. `make install` installs the pinned stack from `requirements.txt`,
@@ -46,7 +48,8 @@ packages = find_packages(include=["lal_allennlp", "lal_allennlp.*"])
 
 # Not a Python module: a one-function shared object that makes Intel MKL pick its AVX2/AVX-512
 # kernels on AMD CPUs (see the C file and `lal_allennlp/_compat/import_hook.py`), loaded with
-# ctypes. Optional: without a C compiler the install goes on, and MKL keeps its generic kernels.
+# ctypes at start-up only in processes started with LAL_MKL_VENDOR_OVERRIDE=1 (opt-in). Optional:
+# without a C compiler the install goes on, and the override is not available.
 mkl_cpu_vendor = Extension(
     "lal_allennlp._compat._mkl_cpu_vendor",
     sources=["lal_allennlp/_compat/mkl_cpu_vendor.c"],

@@ -13,7 +13,7 @@ goes.
 
 The model is built from the repository's real training configs through the registered
 classes (`lal_span_parser` or `lal_joint_parser` with a `lal_stack` encoder over
-`pretrained_transformer_mismatched` embeddings), with the config's optimizer, gradient
+`lal_transformer` embeddings), with the config's optimizer, gradient
 clipping and batch size. The joint configs read dependencies (`--deps`, the configs'
 `PTB_DEPS`: a folder of `.dp`/CoNLL files named like the tree files). The transformer is
 built from a configuration with **random weights** (`load_weights: false`), since GPU
@@ -151,8 +151,8 @@ def load_params(
     params = Params.from_file(config, ext_vars=ext_vars)
     model = params["model"]
     embedder = model["text_field_embedder"]["token_embedders"]["tokens"]
-    if embedder["type"] != "pretrained_transformer_mismatched":
-        raise SystemExit(f"{config}: the benchmark needs a pretrained_transformer_mismatched model")
+    if embedder["type"] not in ("lal_transformer", "pretrained_transformer_mismatched"):
+        raise SystemExit(f"{config}: the benchmark needs a lal_transformer model")
     if model["encoder"]["type"] != "lal_stack":
         raise SystemExit(f"{config}: the benchmark measures LAL configs (a lal_stack encoder)")
     embedder["load_weights"] = False  # random weights: no weights exist on the GPU machine

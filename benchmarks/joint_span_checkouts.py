@@ -1,15 +1,15 @@
-"""The joint span decoder and the span CKY of an earlier commit against the working tree's,
+"""The joint span decoder and the span CKY of an earlier version against the working tree's,
 alternating in one process.
 
-The decoder modules of ``--baseline`` (a git revision: ``lal_allennlp/decoding/joint_span.py``,
-``joint_span_lanes.py`` where it exists, ``cky.py`` and the ``kernels.py`` they share) and
-those of the working tree are written to a temporary folder and imported from there, so that
-numba compiles both the same way. For each length, both versions decode the same seeded
-random float32 charts (112 labels, standard-normal span and arc scores; 100 sentences up to 80
-words, fewer above, one from 300 words), on one thread, in turn, ``--repeats`` times; the
-trees, heads and scores must be identical. The plain span CKY reads the same label scores, so
-its time is the scale the issue's goals use (the joint decoder's time at most 2x the CKY's at
-40 words).
+The decoder package of ``--baseline`` (a git revision, or a checkout's folder) and that of the
+working tree (``lal_allennlp/decoding/*.py``) are copied to a temporary folder, as the packages
+``baseline_decoding`` and ``current_decoding`` (their imports of ``lal_allennlp.decoding``
+rewritten to their own copy), and imported from there, so that numba compiles both the same way.
+For each length, both versions decode the same seeded random float32 charts (112 labels,
+standard-normal span and arc scores; 100 sentences up to 80 words, fewer above, one from 300
+words), on one thread, in turn, ``--repeats`` times; the trees, heads and scores must be
+identical. The plain span CKY reads the same label scores, so its time is the scale the issue's
+goals use (the joint decoder's time at most 2x the CKY's at 40 words).
 
 Per decoder and length the report gives the fastest call's wall time per sentence, and for that
 call the user and system CPU time and the page faults (``getrusage``): every call allocates its
@@ -18,10 +18,11 @@ faulting it in can be as large as the decoding itself.
 
     python benchmarks/joint_span_checkouts.py --baseline HEAD~1 [--lengths 40 80 160 300 500]
         [--repeats 5]
+    python benchmarks/joint_span_checkouts.py --baseline ../before
 """
 
 import argparse
-import importlib.util
+import importlib
 import os
 import resource
 import subprocess
@@ -37,55 +38,52 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 PACKAGE = "lal_allennlp.decoding"
+FOLDER = os.path.join("lal_allennlp", "decoding")
 
 
-def load_version(revision: Optional[str], folder: str, name: str, prefix: str):
-    """Module ``name`` of ``lal_allennlp/decoding`` at git ``revision`` (``None``: the working
-    tree), imported as ``<prefix>_<name>`` from a copy in ``folder``; its imports of the
-    package's ``kernels`` go to the same version's copy.
+def _sources(version: Optional[str]) -> Dict[str, str]:
+    """The ``.py`` files of ``lal_allennlp/decoding`` (name: source) of ``version``: ``None``
+    for the working tree, a folder for a checkout there, else a git revision."""
+    if version is None or os.path.isdir(version):
+        folder = os.path.join(version or ROOT, FOLDER)
+        names = [name for name in sorted(os.listdir(folder)) if name.endswith(".py")]
+        sources = {}
+        for name in names:
+            with open(os.path.join(folder, name), encoding="utf-8") as source_file:
+                sources[name] = source_file.read()
+        return sources
+    listing = subprocess.run(
+        ["git", "-C", ROOT, "ls-tree", "--name-only", f"{version}:{FOLDER}"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    return {
+        name: subprocess.run(
+            ["git", "-C", ROOT, "show", f"{version}:{FOLDER}/{name}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        for name in listing
+        if name.endswith(".py")
+    }
+
+
+def load_version(version: Optional[str], folder: str, prefix: str):
+    """The decoder package of ``version`` (see :func:`_sources`), imported as
+    ``<prefix>_decoding`` from a copy in ``folder``.
 
     Both sides of a comparison are loaded this way, so that numba compiles both afresh in the
     same process: a module imported normally comes from numba's on-disk cache, and that alone
     can change the timing of identical code at 40 words (``benchmarks/README.md``).
     """
-    if revision is None:
-        path = os.path.join(ROOT, "lal_allennlp", "decoding", f"{name}.py")
-        with open(path, encoding="utf-8") as source_file:
-            source = source_file.read()
-    else:
-        source = subprocess.run(
-            ["git", "-C", ROOT, "show", f"{revision}:lal_allennlp/decoding/{name}.py"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-    source = source.replace(f"from {PACKAGE}.kernels import", f"from {prefix}_kernels import")
-    # the lane layout and the one-sentence decoder import each other's version
-    source = source.replace(
-        f"from {PACKAGE}.joint_span import", f"from {prefix}_joint_span import"
-    ).replace(
-        f"from {PACKAGE} import joint_span_lanes",
-        f"import {prefix}_joint_span_lanes as joint_span_lanes",
-    )
-    path = os.path.join(folder, f"{prefix}_{name}.py")
-    with open(path, "w", encoding="utf-8") as module_file:
-        module_file.write(source)
-    spec = importlib.util.spec_from_file_location(f"{prefix}_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[f"{prefix}_{name}"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def has_module(revision: Optional[str], name: str) -> bool:
-    """Whether ``lal_allennlp/decoding/<name>.py`` exists at ``revision`` (None: working tree)."""
-    relative = os.path.join("lal_allennlp", "decoding", f"{name}.py")
-    if revision is None:
-        return os.path.exists(os.path.join(ROOT, relative))
-    found = subprocess.run(
-        ["git", "-C", ROOT, "cat-file", "-e", f"{revision}:{relative}"], capture_output=True
-    )
-    return found.returncode == 0
+    package = os.path.join(folder, f"{prefix}_decoding")
+    os.makedirs(package)
+    for name, source in _sources(version).items():
+        with open(os.path.join(package, name), "w", encoding="utf-8") as module_file:
+            module_file.write(source.replace(PACKAGE, f"{prefix}_decoding"))
+    return importlib.import_module(f"{prefix}_decoding")
 
 
 def batch_size(length: int) -> int:
@@ -122,7 +120,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
-    parser.add_argument("--baseline", default="HEAD~1", help="git revision to compare against")
+    parser.add_argument(
+        "--baseline", default="HEAD~1", help="git revision, or checkout folder, to compare against"
+    )
     parser.add_argument("--lengths", type=int, nargs="+", default=[40, 80, 160, 300, 500])
     parser.add_argument("--labels", type=int, default=112)
     parser.add_argument("--repeats", type=int, default=5)
@@ -141,15 +141,10 @@ def main() -> None:
     print("|---:|---:|---|---|---:|---|---|")
     with tempfile.TemporaryDirectory() as folder:
         sys.path.insert(0, folder)
-        versions = {}
-        for prefix, revision in (("baseline", args.baseline), ("current", None)):
-            load_version(revision, folder, "kernels", prefix)
-            versions[prefix] = tuple(
-                load_version(revision, folder, name, prefix) for name in ("cky", "joint_span")
-            )
-            if has_module(revision, "joint_span_lanes"):  # not in older revisions
-                load_version(revision, folder, "joint_span_lanes", prefix)
-        (baseline_cky, baseline), (current_cky, current) = versions["baseline"], versions["current"]
+        baseline_package = load_version(args.baseline, folder, "baseline")
+        current_package = load_version(None, folder, "current")
+        baseline, current = baseline_package.joint_span, current_package.joint_span
+        baseline_cky, current_cky = baseline_package.cky, current_package.cky
         for length in args.lengths:
             batch = batch_size(length)
             shape = (batch, length + 1, length + 1)

@@ -4,14 +4,12 @@ Compares, on the same seeded random float32 charts (batch of sentences of one le
 including empty and ``<H>``, standard-normal span and arc scores):
 
 (a) ``lal_allennlp.decoding.joint_span_decode``: the O(n^4) decoder (8-lane vector kernels),
-    as it runs by default (short sentences 8 at a time in vector lanes) and with every sentence
-    decoded one at a time (``lanes=False``),
 (b) ``tests.oracles.joint_span_n5.joint_span_decode_n5``: the authors' O(n^5) recurrence (their
     loop order, value and back-pointer charts), compiled with numba, sentences one after the
     other on one thread (the oracle is serial),
 
 for 1 thread and for all threads (``numba.set_num_threads``; the O(n^5) recurrence only at 1
-thread), after a warm-up call. The O(n^4) decoder in both layouts and the CKY take turns,
+thread), after a warm-up call. The O(n^4) decoder and the CKY take turns,
 ``--repeats`` calls each, and the fastest call of each counts, so that a slow spell of a shared
 machine does not fall on one decoder's only calls. It prints a
 Markdown table of sentences/second and the speed-up, then the growth exponent of the time per
@@ -78,8 +76,8 @@ def main() -> None:
     )
     print(
         f"batch {args.batch}, {args.labels} labels, float32, seed {args.seed}, threads "
-        f"{thread_counts}, fastest of {args.repeats} calls each, the O(n^4) decoder in both "
-        "layouts and the CKY taking turns (O(n^5): 1 run on the sentence count shown)\n"
+        f"{thread_counts}, fastest of {args.repeats} calls each, the O(n^4) decoder and the CKY "
+        "taking turns (O(n^5): 1 run on the sentence count shown)\n"
     )
 
     rows = []
@@ -95,20 +93,16 @@ def main() -> None:
         for threads in thread_counts:
             numba.set_num_threads(threads)
             n4 = joint_span_decode(span_scores, arc_scores, lengths)  # warm-up
-            joint_span_decode(span_scores, arc_scores, lengths, lanes=False)
             cky_decode(span_scores, lengths)
-            # the three take turns; the fastest call of each counts
+            # the two take turns; the fastest call of each counts
             seconds = fastest_in_turns(
                 {
                     "joint": lambda: joint_span_decode(span_scores, arc_scores, lengths),
-                    "alone": lambda: joint_span_decode(
-                        span_scores, arc_scores, lengths, lanes=False
-                    ),
                     "cky": lambda: cky_decode(span_scores, lengths),
                 },
                 args.repeats,
             )
-            n4_seconds, alone_seconds = seconds["joint"], seconds["alone"]
+            n4_seconds = seconds["joint"]
             if threads == 1:  # the serial O(n^5) oracle, timed once per length
                 num_n5 = int(min(args.batch, max(1, args.n5_seconds // (n5_estimate * candidates))))
                 sub = (span_scores[:num_n5], arc_scores[:num_n5], lengths[:num_n5])
@@ -124,26 +118,24 @@ def main() -> None:
             n4_rate = args.batch / n4_seconds
             cky_rate = args.batch / seconds["cky"]
             per_sentence.setdefault(("O(n^4)", threads), []).append(1.0 / n4_rate)
-            alone_rate = args.batch / alone_seconds
-            rows.append((n, threads, n4_rate, alone_rate, n5_rate, num_n5, cky_rate))
+            rows.append((n, threads, n4_rate, n5_rate, num_n5, cky_rate))
         del span_scores, arc_scores
 
     print(
-        "| length | threads | O(n^4) (sent/s) | O(n^4) one at a time | O(n^5) (sent/s, sentences "
-        "timed) | O(n^4) / O(n^5) (1 thread) | span CKY alone (sent/s) | CKY / O(n^5) "
-        "| O(n^4) time / CKY time (one at a time) |"
+        "| length | threads | O(n^4) (sent/s) | O(n^5) (sent/s, sentences timed) "
+        "| O(n^4) / O(n^5) (1 thread) | span CKY alone (sent/s) | CKY / O(n^5) "
+        "| O(n^4) time / CKY time |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for n, threads, n4_rate, alone_rate, n5_rate, num_n5, cky_rate in rows:
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, threads, n4_rate, n5_rate, num_n5, cky_rate in rows:
         if threads == 1:
             n5_cells = f"{n5_rate:,.1f} ({num_n5}) | {n4_rate / n5_rate:,.1f}x"
             cky_ratio = f"{cky_rate / n5_rate:,.0f}x"
         else:
             n5_cells, cky_ratio = "- | -", "-"
         print(
-            f"| {n} | {threads} | {n4_rate:,.0f} | {alone_rate:,.0f} | {n5_cells} "
-            f"| {cky_rate:,.0f} | {cky_ratio} "
-            f"| {cky_rate / n4_rate:.2f}x ({cky_rate / alone_rate:.2f}x) |"
+            f"| {n} | {threads} | {n4_rate:,.0f} | {n5_cells} | {cky_rate:,.0f} | {cky_ratio} "
+            f"| {cky_rate / n4_rate:.2f}x |"
         )
     if len(args.lengths) >= 2:
         print("\nGrowth of the time per sentence, t ~ n^p (least squares on log t vs log n):\n")

@@ -154,9 +154,9 @@ def run_point(
 
 
 def available_memory() -> Optional[int]:
-    from lal_allennlp.decoding.joint_span import _available_memory_bytes
+    from lal_allennlp.decoding.memory import available_memory_bytes
 
-    return _available_memory_bytes()
+    return available_memory_bytes()
 
 
 def joint_skip_reason(

@@ -1,6 +1,7 @@
 """
-Parsing with the transformer run on the real word pieces only (the ``packed_batches`` patch)
-against the padded forward, in one process, alternating.
+Parsing with the transformer run on the real word pieces only (the packing of the
+``lal_transformer`` embedder, ``WordPieceTransformer.packs``) against the padded forward, in one
+process, alternating.
 
 Parses gold-token sentences (one bracketed tree per line, e.g. ``benchmarks/peers_accuracy.py``'s
 ``WORK_DIR/data/dev.trees``) through the predictor as ``benchmarks/peers_worker.py parse-ours``
@@ -38,11 +39,12 @@ def main() -> None:
     predictor, sentences, inputs = load_ours(args.archive, args.gold)
     import torch
 
-    from lal_allennlp.patches import packed_batches
+    from lal_allennlp.modules.transformer_embedder import WordPieceTransformer
+
     batches = _by_length(sentences, args.batch_size)
     positions = [0, 0]  # word piece positions of the padded batches, and the real ones
 
-    real_packs = packed_batches.packs
+    real_packs = WordPieceTransformer.packs
 
     def counting_packs(embedder, token_ids, mask, type_ids):  # type: ignore[no-untyped-def]
         positions[0] += mask.numel()
@@ -50,7 +52,7 @@ def main() -> None:
         return real_packs(embedder, token_ids, mask, type_ids)
 
     def parse(packed: bool) -> List[str]:
-        packed_batches.packs = real_packs if packed else (lambda *arguments: False)
+        WordPieceTransformer.packs = real_packs if packed else (lambda *arguments: False)
         trees = [""] * len(sentences)
         for batch in batches:
             outputs = predictor.predict_batch_json([inputs[i] for i in batch])
@@ -74,7 +76,7 @@ def main() -> None:
     embedder_times = {"padded": [], "packed": []}
     with torch.no_grad():
         predictor.predict_batch_json(inputs[:WARM_UP])
-        packed_batches.packs = counting_packs
+        WordPieceTransformer.packs = counting_packs
         for batch in batches:
             predictor.predict_batch_json([inputs[i] for i in batch])
         for _ in range(args.passes):
@@ -88,7 +90,7 @@ def main() -> None:
                     expected = trees
                 elif trees != expected:
                     raise AssertionError("the packed pass gave other trees than the padded one")
-    packed_batches.packs = real_packs
+    WordPieceTransformer.packs = real_packs
     padded, packed = (statistics.median(times[way]) for way in ("padded", "packed"))
     padded_embedder, packed_embedder = (
         statistics.median(embedder_times[way]) for way in ("padded", "packed")

@@ -61,13 +61,16 @@ def main() -> None:
     inputs = [{"tokens": words} for words in sorted(sentences, key=len)]
     predictor.predict_batch_json(inputs[: args.batch_size])  # warm-up (numba, allocations)
 
+    from lal_allennlp.models.span_parser_base import transformer_embedders
+
     def plain_autocast(on: bool) -> None:
-        """The embedder called directly (autocast casts the weights in every batch) when
-        `on`; the model's own `_embed` (kept copies) otherwise."""
-        if on:
-            model._embed = model.text_field_embedder
-        else:
-            model.__dict__.pop("_embed", None)
+        """No kept weight copies when `on` (an empty set of them: the transformer's own
+        weights, which autocast casts in every batch); the embedders' kept copies otherwise."""
+        for embedder in transformer_embedders(model):
+            if on:
+                embedder._cast_weights.copies = lambda module, dtype: {}
+            else:
+                embedder._cast_weights.__dict__.pop("copies", None)
 
     if args.explain:
         column, modes = "explanations", {"off": False, "on": True}

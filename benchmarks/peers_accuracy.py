@@ -57,9 +57,10 @@ What the script does:
     python benchmarks/peers_accuracy.py --epochs 1 --max-train 200 --work-dir /tmp/peers-tiny
 
 On an AMD CPU ``--mkl`` says which systems get MKL's vector kernels (``mkl_kernels_speed.py``):
-by default each as its install has it, ours with the vendor shim that our install loads at
-start-up and the peers with MKL as shipped; ``--mkl shim`` gives the peers the shim too
-(``LD_PRELOAD``), ``--mkl shipped`` takes it from ours. The table marks the rows with the shim.
+by default each as its install has it, ours with the vendor shim when this environment opts in
+(``LAL_MKL_VENDOR_OVERRIDE=1``) and the peers with MKL as shipped; ``--mkl shim`` gives every
+system the shim (the peers by ``LD_PRELOAD``), ``--mkl shipped`` none. The table marks the rows
+with the shim.
 
 ``--resume`` keeps the rows of systems already run in ``--work-dir`` (their ``result.json``), so
 the peers and our systems can be run at different times into one table.
@@ -218,12 +219,13 @@ def environment(minilm_dir: str, **extra: str) -> Dict[str, str]:
 
 def mkl_label(system: str, args: argparse.Namespace) -> str:
     """The MKL kernels ``--mkl`` gives ``system`` on this CPU: "shim" (MKL's vector kernels, through
-    the vendor shim) or "shipped". ``as-installed``: ours with the shim that our install loads at
-    start-up on AMD CPUs, the peers as shipped; ``shipped`` or ``shim``: every system alike. See
-    ``mkl_kernels_speed.py``."""
+    the vendor shim) or "shipped". ``as-installed``: ours with the shim when this environment opts
+    in (``LAL_MKL_VENDOR_OVERRIDE=1``), the peers as shipped; ``shipped`` or ``shim``: every
+    system alike. See ``mkl_kernels_speed.py``."""
     if args.mkl_shim is None:
         return "shipped"
-    if args.mkl == "shim" or (args.mkl == "as-installed" and system in OURS):
+    opted_in = import_hook.mkl_override_requested()
+    if args.mkl == "shim" or (args.mkl == "as-installed" and system in OURS and opted_in):
         return "shim"
     return "shipped"
 
@@ -233,7 +235,7 @@ def mkl_environment(system: str, args: argparse.Namespace) -> Dict[str, str]:
     start-up switch, the peers' Pythons by ``LD_PRELOAD`` of the shim."""
     shim = mkl_label(system, args) == "shim"
     if system in OURS:
-        return {"LAL_MKL_CPU_CHECK": "auto" if shim else "mkl"}
+        return {"LAL_MKL_VENDOR_OVERRIDE": "1" if shim else "0"}
     return {"LD_PRELOAD": args.mkl_shim} if shim else {}
 
 
@@ -602,7 +604,8 @@ def main() -> None:
         choices=("as-installed", "shipped", "shim"),
         default="as-installed",
         help="MKL's kernels on an AMD CPU: each system as its install has it (ours with the "
-        "vendor shim, the peers without), every system as MKL ships, or every system with the "
+        "vendor shim when LAL_MKL_VENDOR_OVERRIDE=1, the peers without), every system as MKL "
+        "ships, or every system with the "
         "shim (the peers by LD_PRELOAD); the same code on an Intel CPU",
     )
     parser.add_argument(

@@ -1,6 +1,6 @@
 """
 The transformer's precision on this CPU, side by side in one run: training steps and parsing of
-a span parser config with `embedder_precision` float32, bfloat16 and auto.
+a span parser config with the transformer embedder's `precision` float32, bfloat16 and auto.
 
 bfloat16 autocast pays only on CPUs with native bfloat16 arithmetic (AVX-512 BF16 or AMX);
 elsewhere torch emulates it. This script says which kind of CPU it runs on and what `auto`
@@ -34,7 +34,7 @@ def main() -> None:
 
     import torch
 
-    from lal_allennlp.models.span_parser_base import native_autocast_dtype
+    from lal_allennlp.modules.transformer_embedder import native_autocast_dtype
     from timing import load_average  # benchmarks/timing.py
 
     bench = ConfigTiming(args)
@@ -50,7 +50,7 @@ def main() -> None:
 
     seconds = bench.alternate({p: setter(p) for p in PRECISIONS}, args.rounds)
     print(f"\n{bench.summary(args.rounds)}; load {load_average()}\n")
-    print("| embedder_precision | training sentences/s | / float32 | parse sentences/s | / float32 |")
+    print("| precision | training sentences/s | / float32 | parse sentences/s | / float32 |")
     print("|---|---:|---:|---:|---:|")
     train_rate = {p: bench.rates(seconds["train", p], "train", args.rounds) for p in PRECISIONS}
     parse_rate = {p: bench.rates(seconds["parse", p], "parse", args.rounds) for p in PRECISIONS}

@@ -1,9 +1,9 @@
 """
 lal-allennlp: neural syntactic parsers for AllenNLP, around the Label Attention Layer.
 
-Importing this package applies the AllenNLP compatibility shims (`_compat`) and patches
-(`patches`), and registers every dataset reader, model, module, metric and predictor with
-AllenNLP. The folders follow the flow of data:
+Importing this package applies the AllenNLP compatibility shims (`_compat`) and the fixes of
+AllenNLP bugs (`patches`), and registers every dataset reader, model, module, metric and
+predictor with AllenNLP. The folders follow the flow of data:
 
     syntax (pure trees and formats) -> dataset_readers (instances) -> modules (encoders,
     scorers) -> structs (charts as distributions: loss, marginals, decode) -> decoding (numba

@@ -13,17 +13,21 @@ The parsers from Python: `Parser.load("model.tar.gz")`, then `parse` one sentenc
 A thin layer over the predictors of `lal_allennlp.predictors` (which check each request, see
 `inputs.py`, and parse a batch together unless one of its sentences fails, see `checked.py`):
 the parser is the archive's default predictor, so a result holds what that predictor's JSON
-output holds for the same request, in Python types. It serves every model family of the
-package: constituency parsers (`lal_span_parser`), joint parsers (`lal_joint_parser`, also heads
-and CoNLL-U), the unsupervised Tree Transformer (`tree_transformer_lm`, unlabelled trees over
-the words without punctuation) and the transition-based dependency parser
-(`stack_attention_parser`, heads only, no tree).
+output holds for the same request, in Python types. It is the one parse path of the package's
+ways in: `lal-parse`, `lal-serve`, `lal-explain` and the spaCy component all parse through it.
+It serves every model family of the package: constituency parsers (`lal_span_parser`), joint
+parsers (`lal_joint_parser`, also heads and CoNLL-U), the unsupervised Tree Transformer
+(`tree_transformer_lm`, unlabelled trees over the words without punctuation) and the
+transition-based dependency parser (`stack_attention_parser`, heads only, no tree). What a
+loaded model gives is `Parser.capabilities`, which the model declares
+(`lal_allennlp.models.capabilities`).
 
 Bad input: `parse` raises the predictors' `InputError` (a `ValueError`) saying what is wrong;
 `parse_many` never stops at one sentence: a sentence that cannot be parsed gets a result whose
 `error` says why, naming its 0-based position in the input, and the others are parsed.
 """
 import os
+import re
 import tarfile
 from dataclasses import dataclass, field
 from itertools import islice
@@ -31,6 +35,7 @@ from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Seque
 
 from nltk import Tree
 
+from lal_allennlp.models.capabilities import ParseCapabilities
 from lal_allennlp.predictors.checked import CheckedPredictor
 from lal_allennlp.predictors.inputs import DEFAULT_MAX_WORDS, InputError, shorten
 
@@ -51,6 +56,8 @@ _EXPLANATION_KEYS = (
 # The label of the unlabelled constituents of the Tree Transformer's trees.
 _UNLABELLED = "X"
 _ARCHIVE = "a model.tar.gz written by `allennlp train` (a tar archive holding config.json)"
+# The "sentence K: " that names a failed sentence's position in the input of `parse_many`.
+_POSITION = re.compile(r"^sentence \d+: ")
 
 
 @dataclass(frozen=True)
@@ -102,6 +109,13 @@ class ParseResult:
     span_confidences: Optional[List[float]] = None
     # The predictor's CoNLL-U text of the sentence, for `to_conllu`.
     conllu: Optional[str] = field(default=None, repr=False)
+
+    @property
+    def reason(self) -> Optional[str]:
+        """`error` without the `sentence K: ` that names the position in `parse_many`'s input:
+        what was wrong, for callers that name the sentence their own way (a line of
+        `lal-parse`, `sentences[K]` of `lal-serve`, a doc's sentence in spaCy)."""
+        return None if self.error is None else _POSITION.sub("", self.error, count=1)
 
     @property
     def tree(self) -> Optional[Tree]:
@@ -191,33 +205,10 @@ class Parser:
         return self.predictor._model
 
     @property
-    def explains(self) -> bool:
-        """Whether `explain=True` gives explanations: label attention for span parsers whose
-        encoder holds a Label Attention Layer, link probabilities for the Tree Transformer."""
-        from lal_allennlp.models.explanations import find_label_attention
-        from lal_allennlp.models.span_parser import SpanConstituencyParser
-        from lal_allennlp.models.tree_transformer_lm import TreeTransformerLanguageModel
-
-        if isinstance(self.model, TreeTransformerLanguageModel):
-            return True
-        return isinstance(self.model, SpanConstituencyParser) and (
-            find_label_attention(self.model.encoder) is not None
-        )
-
-    @property
-    def gives_trees(self) -> bool:
-        """Whether results have constituency trees (all but the dependency parser's)."""
-        from lal_allennlp.models.stack_attention_parser import StackAttentionParser
-
-        return not isinstance(self.model, StackAttentionParser)
-
-    @property
-    def gives_confidences(self) -> bool:
-        """Whether `confidence=True` works: `lal_span_parser` models trained as a tree CRF (the
-        joint parser's decode is not the CRF's, so it gives none, whatever its loss)."""
-        from lal_allennlp.models.span_parser import SpanConstituencyParser
-
-        return isinstance(self.model, SpanConstituencyParser) and self.model.span_loss == "crf"
+    def capabilities(self) -> ParseCapabilities:
+        """What the model gives (trees, heads, tags, explanations, confidences), as the model
+        declares it for its configuration."""
+        return self.model.capabilities
 
     def check(self, sentence: Sentence) -> None:
         """Raises the `InputError` that parsing `sentence` (as `parse_many` takes it) would
@@ -343,7 +334,9 @@ class Parser:
     def _parse_batch(
         self, batch: List[Sentence], start: int, explain: bool, confidence: bool = False
     ) -> List[ParseResult]:
-        """The results of the sentences `batch`, the first at position `start` of the input."""
+        """The results of the sentences `batch`, the first at position `start` of the input.
+        The predictor parses them together and, if that fails, each once more on its own
+        (`CheckedPredictor.predict_batch_outcomes`): a failing sentence costs only itself."""
         results: List[Optional[ParseResult]] = [None] * len(batch)
         requests: List[Tuple[int, Dict[str, Any]]] = []
         for offset, sentence in enumerate(batch):
@@ -351,18 +344,12 @@ class Parser:
                 requests.append((offset, as_request(sentence, explain, confidence)))
             except InputError as error:
                 results[offset] = _failed(start + offset, error)
-        try:
-            outputs = self.predictor.predict_batch_json([request for _, request in requests])
-            for (offset, request), output in zip(requests, outputs):
-                results[offset] = ParseResult.from_output(output, "tags" in request)
-        except Exception:
-            # One of them failed: parse each on its own, so that only the failing ones are lost.
-            for offset, request in requests:
-                try:
-                    output = self.predictor.predict_json(request)
-                    results[offset] = ParseResult.from_output(output, "tags" in request)
-                except Exception as error:
-                    results[offset] = _failed(start + offset, error)
+        outcomes = self.predictor.predict_batch_outcomes([request for _, request in requests])
+        for (offset, request), outcome in zip(requests, outcomes):
+            if isinstance(outcome, Exception):
+                results[offset] = _failed(start + offset, outcome)
+            else:
+                results[offset] = ParseResult.from_output(outcome, "tags" in request)
         return results  # type: ignore[return-value]
 
 

@@ -63,7 +63,6 @@ set on the other sentences only would merge that one into its neighbour); its co
 attributes are still set.
 """
 import logging
-import re
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
@@ -83,8 +82,6 @@ logger = logging.getLogger(__name__)
 SPACE_LABEL = "dep"
 # The label of the tree's root that benepar leaves out of its parse strings.
 _TOP = "TOP"
-# The "sentence K: " that `Parser.parse_many` puts before an error; K is a position in the batch.
-_POSITION_PREFIX = re.compile(r"^sentence \d+: ")
 
 # A constituent of a sentence, keyed by its tokens `(start, end_exclusive)` in the doc.
 Key = Tuple[int, int]
@@ -274,9 +271,9 @@ def _check_confidences(parser: Parser) -> None:
     """A `ConfigurationError` unless `parser` gives span confidences: a `lal_span_parser`
     trained as a tree CRF (the joint parser decodes spans and heads together, and the CRF's
     marginals are not the probabilities of that decode)."""
-    model = parser.model
-    if parser.gives_confidences:
+    if parser.capabilities.confidences:
         return
+    model = parser.model
     span_loss = getattr(model, "span_loss", None)
     trained = f' trained with span_loss: "{span_loss}"' if span_loss is not None else ""
     raise ConfigurationError(
@@ -304,12 +301,11 @@ def _annotate(doc: Doc, parses: List[Tuple[Span, Optional[ParseResult]]]) -> Non
     for position, (sentence, result) in enumerate(parses):
         words = [token.i for token in sentence if not token.is_space]
         if result is not None and result.error is not None:
-            error = _POSITION_PREFIX.sub("", result.error)
             logger.warning(
                 "lal_parser could not parse sentence %d of the doc, %r: %s (it has no parse)",
                 position,
                 sentence.text[:80],
-                error,
+                result.reason,
             )
             all_heads = False
             continue

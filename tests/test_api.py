@@ -6,8 +6,10 @@ from pathlib import Path
 from typing import Dict, Iterator, List
 
 import pytest
+from allennlp.common.checks import ConfigurationError
 
 from lal_allennlp.api import Parser
+from lal_allennlp.models.capabilities import ParseCapabilities
 from lal_allennlp.predictors.inputs import InputError
 
 # Sentences of the fixture vocabulary's kind, their lengths out of order.
@@ -142,6 +144,91 @@ def test_a_sentence_the_model_fails_on_does_not_stop_its_batch(parsers):
     )
     expected = parser.parse("Dogs bark .", tags=_tags("Dogs bark ."))
     assert results[0] == results[2] == expected
+
+
+def _count_forward_passes(parser: Parser, monkeypatch) -> List[List[List[str]]]:
+    """The words of every batch that reaches the model's forward pass, recorded as they come."""
+    forward = parser.model.forward_on_instances
+    batches: List[List[List[str]]] = []
+
+    def forward_on_instances(instances):
+        batches.append([list(instance["metadata"].metadata["words"]) for instance in instances])
+        return forward(instances)
+
+    monkeypatch.setattr(parser.model, "forward_on_instances", forward_on_instances)
+    return batches
+
+
+def test_a_failing_sentence_is_retried_alone_once_and_the_others_once_more(archives,
+                                                                            monkeypatch):
+    # One place isolates a failing sentence (the predictor): the batch is parsed once, then
+    # each of its sentences once on its own; nothing above it parses any of them again.
+    parser = Parser.load(archives["stack_attention"])
+    with_tags = {"sentence": "Dogs bark .", "tags": _tags("Dogs bark .")}
+    sentences = [with_tags, "It rained .", with_tags, "   ", with_tags]
+    expected = parser.parse("Dogs bark .", tags=_tags("Dogs bark ."))
+    batches = _count_forward_passes(parser, monkeypatch)
+    results = list(parser.parse_many(sentences, batch_size=5))
+    dogs, rained = ["Dogs", "bark", "."], ["It", "rained", "."]
+    # The blank sentence never reaches the model; the untagged one fails in it, twice at most.
+    assert batches == [[dogs, rained, dogs, dogs], [dogs], [rained], [dogs], [dogs]]
+    assert len(batches) <= 1 + len(batches[0])
+    assert [result.error for result in results] == [
+        None,
+        "sentence 1: this model reads POS tags: give `tags` with the words (or train it without "
+        "pos_tag_embedding)",
+        None,
+        "sentence 3: Cannot parse an empty sentence: '   ' has no words",
+        None,
+    ]
+    assert results[1].reason.startswith("this model reads POS tags")
+    assert results[0] == results[2] == results[4] == expected
+
+
+def test_a_batch_that_parses_reaches_the_model_once(parsers, monkeypatch):
+    parser = parsers["joint_parser"]
+    batches = _count_forward_passes(parser, monkeypatch)
+    assert all(result.error is None for result in parser.parse_many(SENTENCES, batch_size=3))
+    assert [len(batch) for batch in batches] == [3, 2]
+
+
+# What each fixture config's model can give: (trees, heads, predicted POS tags, explanations,
+# span confidences).
+CAPABILITIES = {
+    "span_parser": (True, False, True, False, False),  # a BiLSTM span parser, hinge loss
+    "lal_parser": (True, False, True, True, True),  # label attention layer, tree CRF
+    "joint_parser": (True, True, True, False, False),
+    "stack_attention": (False, True, False, False, False),
+    "tree_transformer": (True, False, False, True, False),
+}
+
+
+@pytest.mark.parametrize("family", sorted(CAPABILITIES))
+def test_capabilities_are_what_the_model_gives(fixture_archive, family):
+    parser = Parser.load(fixture_archive(family))
+    capabilities = parser.capabilities
+    assert capabilities == ParseCapabilities(*CAPABILITIES[family])
+    # And the model gives exactly that: a tree, heads, its own tags (the given ones, unknown
+    # to every model, are what a model without a tagger gives back), explanations and
+    # confidences on request; a model without them refuses the request or gives none (the
+    # dependency parser's predictor reads neither switch).
+    tags = ["ZZZ", "ZZZ", "ZZZ"]
+    result = parser.parse("Dogs bark .", tags=tags)
+    assert (result.tree_string is not None) == capabilities.trees
+    assert (result.spans is not None) == capabilities.trees
+    assert (result.heads is not None) == (result.to_json().get("conllu") is not None)
+    assert (result.heads is not None) == capabilities.heads
+    assert (result.pos_tags not in (None, tags)) == capabilities.pos_tags
+    for option, key, capable in (
+        ("explain", "explanation", capabilities.explanations),
+        ("confidence", "span_confidences", capabilities.confidences),
+    ):
+        try:
+            asked = parser.parse("Dogs bark .", tags=tags, **{option: True})
+        except ConfigurationError:
+            assert not capable, f"{family} refused {option}"
+            continue
+        assert bool(getattr(asked, key)) == capable, option
 
 
 def test_parse_raises_input_errors(parsers):

@@ -8,7 +8,7 @@
 // and the tagger (an MLP on the LAL output and MiniLM's word vectors) weighted 20, so that they
 // are not lost beside the span loss (a sum over each tree's spans); MiniLM under bfloat16
 // autocast where the CPU has native bfloat16 arithmetic (AVX-512 BF16 or AMX) and in float32
-// elsewhere, where emulated bfloat16 is several times slower (`embedder_precision: 'auto'`),
+// elsewhere, where emulated bfloat16 is several times slower (the embedder's `precision: 'auto'`),
 // 14.5 minutes of training (`time_budget`), dev EVALB with gold POS tags.
 //   TRAIN_PATH, DEV_PATH  e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
 //   DEPS_DIR              dependency files named like the tree files (wsj_0001.dp: Malt-TAB,
@@ -26,7 +26,7 @@ parsers.cpu_training(
   parsers.ptb_reader(model_name, max_length=100, dependencies_dir=deps),
   parsers.ptb_reader(model_name, dependencies_dir=deps),
   parsers.joint_parser(
-    parsers.transformer_embedder(model_name, last_layer_only=false, layers=4),
+    parsers.transformer_embedder(model_name, last_layer_only=false, layers=4, precision='auto'),
     parsers.lal_stack(384, d_model=256, layers=0, heads=8, d_kv=32, label_heads=112,
                       lal_d_kv=32, d_proj=16),
     span_hidden_dim=250,
@@ -43,7 +43,6 @@ parsers.cpu_training(
     pos_tag_loss_weight: 20,
     dependency_loss_weight: 10,
     dependency_input: 'both',
-    embedder_precision: 'auto',
   },
   batch_size=16,
   epochs=50,

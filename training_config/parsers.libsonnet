@@ -9,13 +9,14 @@
   // ---------------------------------------------------------------------------------------
   // Readers
 
-  // The Penn Treebank reader with word pieces for `model_name`; `max_length` for training.
+  // The Penn Treebank reader with word pieces for `model_name` (the `lal_transformer` indexer
+  // of `transformer_embedder`); `max_length` for training.
   // With `dependencies_dir` (a folder of dependency files named like the treebank files) or
   // `joint=true` (heads from the head rules), instances for `lal_joint_parser`.
   ptb_reader(model_name, max_length=null, dependencies_dir=null, joint=false):: {
     type: 'lal_ptb',
     token_indexers: {
-      tokens: { type: 'pretrained_transformer_mismatched', model_name: model_name },
+      tokens: { type: 'lal_transformer', model_name: model_name },
     },
     max_length: max_length,
     [if dependencies_dir != null then 'dependencies_dir']: dependencies_dir,
@@ -54,18 +55,23 @@
     },
   },
 
-  // A pretrained transformer, a word being the mean of its word pieces.
+  // A pretrained transformer (`lal_transformer`), a word being the mean of its word pieces.
   // `train=false`: the transformer's weights stay fixed.
   // `last_layer_only=false`: a learned scalar mix of all the transformer's layers.
   // `layers=k`: keep only the transformer's first k layers (less compute per word).
-  transformer_embedder(model_name, train=true, last_layer_only=true, layers=null):: {
+  // `precision`: 'bfloat16' or 'float16' runs the transformer under autocast in that dtype;
+  //   'auto' in the device's native low precision (bfloat16 with AVX-512 BF16 or AMX), else
+  //   float32; null leaves the embedder's default ('float32') implicit.
+  transformer_embedder(model_name, train=true, last_layer_only=true, layers=null,
+                       precision=null):: {
     token_embedders: {
       tokens: {
-        type: 'pretrained_transformer_mismatched',
+        type: 'lal_transformer',
         model_name: model_name,
         train_parameters: train,
         [if !last_layer_only then 'last_layer_only']: false,
         [if layers != null then 'transformer_kwargs']: { num_hidden_layers: layers },
+        [if precision != null then 'precision']: precision,
       },
     },
   },

@@ -2,7 +2,7 @@
 Compatibility shims that let AllenNLP 2.10.1 (October 2022, its last release) run on
 Python 3.11 with torch 2.x and transformers 4.5x.
 
-Each shim fixes one break, documented in `../shared/notes/allennlp-stack.md`:
+Each shim fixes one break, documented in `docs/allennlp-stack.md`:
 
 1. `torchvision` -- `allennlp.data.image_loader` and `allennlp.modules.vision` import it at
    import time. PyPI's torchvision wheels are built against CUDA torch and fail to load

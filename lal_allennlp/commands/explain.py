@@ -190,34 +190,43 @@ td,th{{border:1px solid #ccc;padding:4px 8px;font-size:13px}} code{{white-space:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(
+    cli = argparse.ArgumentParser(
         prog="lal-explain",
         description="Draw the label attention and head contributions for one sentence.",
     )
-    parser.add_argument("archive", help="a model.tar.gz of a parser with a label attention layer")
-    parser.add_argument("sentence", help="the sentence to parse (raw text)")
-    parser.add_argument("-o", "--output", required=True, help="output .png or .html file")
-    parser.add_argument(
+    cli.add_argument("archive", help="a model.tar.gz of a parser with a label attention layer")
+    cli.add_argument("sentence", help="the sentence to parse (raw text)")
+    cli.add_argument("-o", "--output", required=True, help="output .png or .html file")
+    cli.add_argument(
         "--top-heads", type=int, default=None,
         help="show only the N heads that contribute most (default: all heads)",
     )
-    args = parser.parse_args(argv)
+    args = cli.parse_args(argv)
     if not args.output.endswith((".png", ".html")):
-        parser.error("the output file must end in .png or .html")
+        cli.error("the output file must end in .png or .html")
 
-    import lal_allennlp  # noqa: F401
-    from allennlp.models.archival import load_archive
-    from allennlp.predictors import Predictor
-
+    from lal_allennlp.api import Parser
     from lal_allennlp.predictors.inputs import InputError
 
-    predictor = Predictor.from_archive(load_archive(args.archive))
     try:
-        result = predictor.predict_json({"sentence": args.sentence, "explain": True})
+        parser = Parser.load(args.archive)
+    except (FileNotFoundError, ValueError) as error:
+        cli.error(str(error))
+    try:
+        parser.check(args.sentence)
     except InputError as error:
         # A sentence the parser cannot take (empty, control characters, too long): say why.
         print(f"Cannot parse the sentence: {error}", file=sys.stderr)
         return 1
+    if not parser.capabilities.explanations:
+        print(
+            f"{args.archive} holds a {type(parser.model).__name__}, which gives no explanations: "
+            "lal-explain needs a span parser with a label attention layer in its encoder, or a "
+            "Tree Transformer (tree_transformer_lm).",
+            file=sys.stderr,
+        )
+        return 1
+    result = parser.parse(args.sentence, explain=True).to_json()
     if "link_probabilities" in result:
         if len(result["words"]) < 2:
             print("A one-word sentence has no links to draw.", file=sys.stderr)

@@ -9,18 +9,19 @@ that gives no tree shown with the reason. A dependency parser trained with POS i
 tags, which raw lines do not have: such a model gets a message per line; parse with one trained
 without POS input.
 
-Sentences are read from a file or stdin and parsed in batches of similar length; a progress bar
-goes to stderr. Output line k always belongs to input line k (in CoNLL-U, sentence k; a line
-that gives no tree gives a comment-only sentence). A line that cannot be parsed gets a message
-on stderr naming the line, what was wrong and what to do, and an empty output line; the other
-lines are parsed:
+Sentences are read from a file or stdin and parsed through `lal_allennlp.api.Parser` (the parse
+path of every way in) in batches of similar length; a progress bar goes to stderr. Output line
+k always belongs to input line k (in CoNLL-U, sentence k; a line that gives no tree gives a
+comment-only sentence). A line that cannot be parsed gets a message on stderr naming the line,
+what was wrong and what to do, and an empty output line; the other lines are parsed:
 
 * a line that is not valid in the input encoding (`--encoding`, UTF-8 by default): the input
   is read as bytes and each line decoded on its own;
 * a line holding a control character (NUL, the ESC of terminal colour codes, ...; tab is white
   space): rejected, not stripped (see `lal_allennlp/predictors/inputs.py`);
 * a line longer than `--max-words` words, or one the model fails on (a batch with a failing
-  sentence is parsed again one sentence at a time, so only that sentence is lost).
+  sentence is parsed again one sentence at a time by the predictor, so only that sentence is
+  lost).
 
 Empty and white-space-only lines get a message and an empty output line too, but are not
 failures. In trees, brackets in the text are written `-LRB-`/`-RRB-` (and `-LSB-`, `-LCB-` ...)
@@ -35,11 +36,13 @@ import io
 import os
 import re
 import sys
-from typing import IO, Any, Dict, Iterator, List, NamedTuple, Optional, Sequence, Union
+from typing import IO, Dict, Iterator, List, NamedTuple, Optional, Sequence, Union
 
 from tqdm import tqdm
 
+from lal_allennlp.api import Parser, ParseResult
 from lal_allennlp.models.span_parser_base import EMBEDDER_PRECISIONS
+from lal_allennlp.predictors.checked import CheckedPredictor
 from lal_allennlp.predictors.inputs import (
     DEFAULT_MAX_WORDS,
     InputError,
@@ -66,9 +69,9 @@ class ParsedLines(NamedTuple):
     characters shown as U+FFFD."""
     failed: List[int]
     """The 1-based numbers of the non-blank lines that could not be parsed."""
-    results: List[Optional[Dict[str, Any]]]
-    """The predictor's whole output for each line (`None` for a line that gave none): what
-    the pictures of `--format svg|html` are drawn from (tree, heads, dependency labels)."""
+    results: List[Optional[ParseResult]]
+    """The parse of each line (`None` for a line that gave none): what the pictures of
+    `--format svg|html` are drawn from (tree, heads, dependency labels)."""
 
 
 def split_lines(data: bytes) -> List[bytes]:
@@ -110,7 +113,7 @@ def _shown(line: Union[str, bytes], encoding: str) -> str:
 
 
 def parse_all_lines(
-    predictor,
+    parser: Union[Parser, CheckedPredictor],
     lines: Sequence[Union[str, bytes]],
     batch_size: int,
     errors: IO[str],
@@ -121,20 +124,27 @@ def parse_all_lines(
     max_words: Optional[int] = DEFAULT_MAX_WORDS,
 ) -> ParsedLines:
     """
-    Parses every line and returns its output (see `ParsedLines`); a line that cannot be parsed
-    gets a message on `errors` naming it (`line K: ...`) and the output `""`.
+    Parses every line with `parser` (a `Parser`, or a predictor of the package, which is
+    parsed through a `Parser` around it) and returns its output (see `ParsedLines`); a line
+    that cannot be parsed gets a message on `errors` naming it (`line K: ...`) and the output
+    `""`. `output_key`: `"tree"` (bracketed trees) or `"conllu"`; a model that gives none
+    (`Parser.capabilities`) is a `ValueError` before anything is parsed.
 
     Lines are `str`, or `bytes` decoded one by one from `encoding`. With `pretokenized`, a
     line's words are the runs of characters between white space, kept as written (pre-segmented
     Chinese); otherwise `ptb_tokenize` splits the line into Penn Treebank tokens. (The
     predictors of tree-producing models write brackets in words as `-LRB-`, `-RRB-` ..., so
     that their trees read back.) Sentences longer than `max_words` (`None`: no limit) are not
-    parsed. All lines are tokenised first, then parsed in batches of sentences of similar
-    length (sorted by length, which keeps padding small); a batch that fails is parsed again
-    one sentence at a time, so that only the failing sentences are lost.
+    parsed. All lines are tokenised first, then parsed by `Parser.parse_many` in batches of
+    `batch_size` sentences of similar length (sorted by length, which keeps padding small); a
+    sentence the model fails on is isolated by the predictor (see `predictors/checked.py`), so
+    that only the failing sentences are lost.
     """
     from lal_allennlp.syntax.tokenizer import ptb_tokenize
 
+    if not isinstance(parser, Parser):
+        parser = Parser(parser)
+    _check_output(parser, output_key)
     tokenize = str.split if pretokenized else ptb_tokenize
     failed: List[int] = []
 
@@ -165,42 +175,42 @@ def parse_all_lines(
 
     order = sorted((i for i, words in enumerate(tokens) if words), key=lambda i: len(tokens[i]))
     outputs: List[str] = [""] * len(lines)
-    kept: List[Optional[Dict[str, Any]]] = [None] * len(lines)
+    kept: List[Optional[ParseResult]] = [None] * len(lines)
     bar = tqdm(total=len(order), unit="sent", file=sys.stderr, disable=not progress)
-    for start in range(0, len(order), batch_size):
-        batch = order[start : start + batch_size]
-        try:
-            results = predictor.predict_batch_json([{"tokens": tokens[i]} for i in batch])
-        except Exception:
-            # Find the culprit(s): parse one sentence at a time.
-            results = []
-            for i in batch:
-                try:
-                    results.append(predictor.predict_json({"tokens": tokens[i]}))
-                except Exception as error:
-                    fail(i, f"could not parse ({error})")
-                    results.append(None)
-        for i, result in zip(batch, results):
-            if result is None:
-                continue
-            if "error" in result:  # a predictor that reports failures as outputs
-                fail(i, f"could not parse ({result['error']})")
-            elif output_key not in result:
-                raise ValueError(
-                    f"the model gives no {output_key!r} output (CoNLL-U needs a joint span "
-                    "model, lal_joint_parser)"
-                )
-            else:
-                outputs[i] = result[output_key]
-                kept[i] = result
-        bar.update(len(batch))
+    results = parser.parse_many([{"tokens": tokens[i]} for i in order], batch_size=batch_size)
+    for i, result in zip(order, results):
+        if result.error is not None:
+            fail(i, f"could not parse ({result.reason})")
+        else:
+            output = result.tree_string if output_key == "tree" else result.conllu
+            assert output is not None  # the model gives it (`_check_output`)
+            outputs[i] = output
+            kept[i] = result
+        bar.update(1)
     bar.close()
     texts = [_shown(line, encoding) for line in lines]
     return ParsedLines(outputs, texts, sorted(failed), kept)
 
 
+def _check_output(parser: Parser, output_key: str) -> None:
+    """A `ValueError` unless the model of `parser` gives `output_key` (`tree` or `conllu`)."""
+    if output_key not in ("tree", "conllu"):
+        raise ValueError(f"output_key must be 'tree' or 'conllu', got {output_key!r}")
+    capabilities = parser.capabilities
+    if output_key == "tree" and not capabilities.trees:
+        raise ValueError(
+            f"the model ({type(parser.model).__name__}) gives no 'tree' output: it is a "
+            "dependency parser; use --format conllu"
+        )
+    if output_key == "conllu" and not capabilities.heads:
+        raise ValueError(
+            f"the model ({type(parser.model).__name__}) gives no 'conllu' output (CoNLL-U needs "
+            "a joint span model, lal_joint_parser, or a dependency parser)"
+        )
+
+
 def parse_lines(
-    predictor,
+    parser: Union[Parser, CheckedPredictor],
     lines: Sequence[Union[str, bytes]],
     batch_size: int,
     errors: IO[str],
@@ -214,7 +224,7 @@ def parse_lines(
     or with `output_key="conllu"` the CoNLL-U sentence (several lines, ending in a blank one).
     The outputs of `parse_all_lines`, which also says which lines failed."""
     yield from parse_all_lines(
-        predictor,
+        parser,
         lines,
         batch_size,
         errors,
@@ -251,17 +261,15 @@ class _Messages(io.TextIOBase):
         self.stream.flush()
 
 
-def _picture(result: Dict[str, Any]) -> str:
-    """The SVG of one line's predictor output: its tree, and its dependencies if it has them
-    (joint span models)."""
-    from nltk import Tree
-
+def _picture(result: ParseResult) -> str:
+    """The SVG of one line's parse: its tree, and its dependencies if it has them (joint span
+    models)."""
     from lal_allennlp.drawing import tree_svg
 
     return tree_svg(
-        Tree.fromstring(result["tree"]),
-        heads=result.get("heads"),
-        dependency_labels=result.get("dependency_labels") if "heads" in result else None,
+        result.tree,
+        heads=result.heads,
+        dependency_labels=result.dependency_labels if result.heads is not None else None,
     )
 
 
@@ -301,17 +309,17 @@ def _ascii_compatible(encoding: str) -> bool:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(
+    cli = argparse.ArgumentParser(
         prog="lal-parse",
         description="Parse raw sentences (one per line) into trees. A line that cannot be "
         "parsed gets a message on stderr naming it and an empty output line.",
         epilog="Exit status: 0 if every non-blank line was parsed, 1 if any was not, 2 for a "
         "usage error.",
     )
-    parser.add_argument("archive", help="a model.tar.gz written by `allennlp train`")
-    parser.add_argument("input", nargs="?", default="-", help="input file (default: stdin)")
-    parser.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
-    parser.add_argument(
+    cli.add_argument("archive", help="a model.tar.gz written by `allennlp train`")
+    cli.add_argument("input", nargs="?", default="-", help="input file (default: stdin)")
+    cli.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
+    cli.add_argument(
         "--format",
         choices=("tree", "conllu", "svg", "html"),
         default="tree",
@@ -320,74 +328,77 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "svg: a picture per line, line-0001.svg ... in the directory -o (required); html: one "
         "page with the pictures of all lines (joint span models: with the dependencies)",
     )
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument(
+    cli.add_argument("--batch-size", type=int, default=32)
+    cli.add_argument(
         "--pretokenized",
         action="store_true",
         help="the words of a line are separated by white space and kept as written (e.g. "
         "pre-segmented Chinese; in trees, brackets are written -LRB-, -RRB-, ... so that the "
         "trees read back); by default lines are split into Penn Treebank tokens",
     )
-    parser.add_argument(
+    cli.add_argument(
         "--encoding",
         default="utf-8",
         help="the encoding of the input (default: utf-8); each line is decoded on its own, so "
         "a line that is not valid is reported and skipped. It must write line breaks as ASCII "
         "does (utf-8, latin-1, cp1252, gb18030, shift_jis ...; not utf-16)",
     )
-    parser.add_argument(
+    cli.add_argument(
         "--max-words",
         type=int,
         default=DEFAULT_MAX_WORDS,
         help="longer lines are reported and not parsed (default: %(default)s; 0: no limit); "
         "a chart parser's memory grows with the square of the length",
     )
-    parser.add_argument("--cuda-device", type=int, default=-1)
-    parser.add_argument(
+    cli.add_argument("--cuda-device", type=int, default=-1)
+    cli.add_argument(
         "--precision",
         choices=EMBEDDER_PRECISIONS,
         help="run a span parser's transformer in this precision (default: the archive's "
         "embedder_precision); bfloat16 is faster on CPUs with AVX-512 BF16 or AMX, slower "
         "elsewhere; auto picks it only where it is native",
     )
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    args = parser.parse_args(argv)
+    cli.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    args = cli.parse_args(argv)
     if not _ascii_compatible(args.encoding):
-        parser.error(
+        cli.error(
             f"--encoding {args.encoding}: unknown, or not an encoding that writes line breaks "
             "as ASCII does; convert the file to UTF-8 first (iconv -f ENCODING -t utf-8)"
         )
     if args.max_words < 0:
-        parser.error("--max-words must be 0 (no limit) or more")
+        cli.error("--max-words must be 0 (no limit) or more")
+    if args.batch_size < 1:
+        cli.error("--batch-size must be at least 1")
     max_words = args.max_words or None
     if args.format == "svg" and args.output == "-":
-        parser.error("--format svg writes one file per line: give a directory with -o")
+        cli.error("--format svg writes one file per line: give a directory with -o")
     if args.format == "svg" and os.path.exists(args.output) and not os.path.isdir(args.output):
-        parser.error(f"-o {args.output}: --format svg needs a directory, and this is a file")
+        cli.error(f"-o {args.output}: --format svg needs a directory, and this is a file")
 
-    import lal_allennlp  # noqa: F401  (applies the shims, registers the models)
-    from allennlp.models.archival import load_archive
-    from allennlp.predictors import Predictor
-
-    from lal_allennlp.predictors import DependencyParserPredictor
-    from lal_allennlp.predictors.checked import CheckedPredictor
-
-    archive = load_archive(args.archive, cuda_device=args.cuda_device)
+    try:
+        parser = Parser.load(args.archive, cuda_device=args.cuda_device, max_words=max_words)
+    except (FileNotFoundError, ValueError) as error:
+        cli.error(str(error))
     if args.precision is not None:
         from lal_allennlp.models.span_parser_base import set_embedder_precision
 
         try:
-            set_embedder_precision(archive.model, args.precision, args.archive)
+            set_embedder_precision(parser.model, args.precision, args.archive)
         except ValueError as error:
-            parser.error(f"--precision: {error}")
-    predictor = Predictor.from_archive(archive)
-    if args.format != "conllu" and isinstance(predictor, DependencyParserPredictor):
-        parser.error(
-            f"{args.archive} is a dependency parser ({type(archive.model).__name__}): it gives "
-            f"no bracketed trees to write as {args.format}; use --format conllu"
+            cli.error(f"--precision: {error}")
+    model_name = type(parser.model).__name__
+    if args.format != "conllu" and not parser.capabilities.trees:
+        cli.error(
+            f"{args.archive} is a dependency parser ({model_name}): it gives no bracketed trees "
+            f"to write as {args.format}; use --format conllu"
         )
-    if isinstance(predictor, CheckedPredictor):
-        predictor.max_words = max_words  # the same limit as the lines' own check
+    if args.format == "conllu" and not parser.capabilities.heads:
+        cli.error(
+            f"{args.archive} holds a {model_name}, which gives constituency trees only: CoNLL-U "
+            "needs heads, from a joint span model (lal_joint_parser) or a dependency parser; "
+            "use --format tree"
+        )
+    parser.predictor.raise_limit = _RAISE_LIMIT
     if args.input == "-":
         data = sys.stdin.buffer.read()
     else:
@@ -395,11 +406,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             with open(args.input, "rb") as source:
                 data = source.read()
         except OSError as error:
-            parser.error(f"cannot read the input {args.input}: {error.strerror}")
+            cli.error(f"cannot read the input {args.input}: {error.strerror}")
     lines = split_lines(data)
     messages = _Messages(sys.stderr)
     parsed = parse_all_lines(
-        predictor,
+        parser,
         lines,
         args.batch_size,
         messages,

@@ -4,8 +4,10 @@ Chart decoders: numpy in, numpy out (no torch, no vocabulary), each a numba kern
 - `cky`: the span CKY of Stern et al. (2017) / Kitaev & Klein (2018), batched, optionally
   cost-augmented with the Hamming loss.
 - `joint_span`: the exact joint span (HPSG) decoder of Zhou & Zhao (2019), a constituency
-  tree and a projective dependency tree that agree.
-- `kernels`: the numba helpers both share (vectorisable max, prefetch).
+  tree and a projective dependency tree that agree; its label tables in `joint_span_tables`,
+  its O(n^4) chart fill and traceback in `joint_span_one`.
+- `kernels`: the numba helpers they share (vectorisable max, prefetch, 8-lane vector code).
+- `memory`: the workspaces' allocation and how many fit in the memory available.
 - `_numba_cache`: numba's on-disk cache of these kernels, keyed on all of the package's sources
   (installed here, before any kernel is defined).
 

@@ -3,10 +3,11 @@ package.
 
 Every kernel here is compiled with ``cache=True``. Numba keys a cached kernel on the source of
 the file that defines it and nothing else, but the kernels are built from the package's other
-modules: ``joint_span_lanes`` inlines the vector kernels, tracebacks and label search of
-``joint_span``, and everything inlines the maxima of ``kernels``. With numba's own key, an edit
-of ``joint_span.py`` alone (or a ``git pull`` into an editable install that changes only that
-file) leaves the cached kernels of ``joint_span_lanes`` running the old code, silently.
+modules: ``joint_span_one`` inlines the label tables and traceback pieces of
+``joint_span_tables`` and the vector kernels of ``kernels``, and everything inlines the maxima
+of ``kernels``. With numba's own key, an edit of ``kernels.py`` alone (or a ``git pull`` into an
+editable install that changes only that file) leaves the cached kernels of ``joint_span_one``
+running the old code, silently.
 
 So the kernels of this package are cached under a stamp that hashes the sources of all its
 modules. In a source checkout, the cached kernels of ``tests/`` and ``benchmarks/`` (oracles,

@@ -12,7 +12,12 @@ Parsing models, one registered class per file:
   link probabilities give unsupervised trees.
 - `stack_attention_parser`: a sequence-to-sequence arc-standard dependency parser with
   stack-based multi-layer attention (Zhang et al. 2017).
+
+Each model declares what its parses hold (trees, heads, tags, explanations, confidences) as a
+`capabilities.ParseCapabilities`, which the ways in (`lal_allennlp.api.Parser` and the
+commands) ask instead of testing its class.
 """
+from lal_allennlp.models.capabilities import ParseCapabilities
 from lal_allennlp.models.span_parser_base import SpanParserBase
 from lal_allennlp.models.span_parser import SpanConstituencyParser
 from lal_allennlp.models.joint_parser import JointSpanParser

@@ -33,6 +33,7 @@ from lal_allennlp.metrics.attachment_scores import (
     PTB_PUNCTUATION_TAGS,
     PunctuationFreeAttachmentScores,
 )
+from lal_allennlp.models.capabilities import ParseCapabilities
 from lal_allennlp.models.span_parser_base import Gold, SpanParserBase
 from lal_allennlp.modules.fast_dropout import FastDropout
 from lal_allennlp.structs import JointSpanChart, SpanChart, decoder_columns
@@ -349,6 +350,18 @@ class JointSpanParser(SpanParserBase):
                 to_conllu(DependencySentence(words, tags, sentence_heads, labels))
             )
         return output_dict
+
+    @property
+    def capabilities(self) -> ParseCapabilities:
+        """Trees and dependencies (CoNLL-U); predicted tags with a tagging head. No
+        explanations, and no span confidences: its decode is not the span CRF's."""
+        return ParseCapabilities(
+            trees=True,
+            heads=True,
+            pos_tags=self.predict_pos_tags,
+            explanations=False,
+            confidences=False,
+        )
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         metrics = super().get_metrics(reset)

@@ -22,6 +22,7 @@ from allennlp.models.model import Model
 from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import InitializerApplicator
 
+from lal_allennlp.models.capabilities import ParseCapabilities
 from lal_allennlp.models.explanations import (
     contributions_are_exact,
     find_label_attention,
@@ -97,6 +98,18 @@ class SpanConstituencyParser(SpanParserBase):
             "gold_span_labels": gold_span_labels,
         }
         return self._parse(tokens, metadata, gold, explain)
+
+    @property
+    def capabilities(self) -> ParseCapabilities:
+        """Trees; predicted tags with a tagging head; explanations with a label attention
+        layer in the encoder; span confidences when trained as a tree CRF."""
+        return ParseCapabilities(
+            trees=True,
+            heads=False,
+            pos_tags=self.predict_pos_tags,
+            explanations=find_label_attention(self.encoder) is not None,
+            confidences=self.span_loss == "crf",
+        )
 
     def _explain(self, output: Dict[str, Any], fenceposts: torch.Tensor) -> Dict[str, Any]:
         """Label attention per head and word, and head contributions per predicted span."""

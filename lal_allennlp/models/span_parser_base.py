@@ -11,9 +11,7 @@ chart, the dependency losses to the loss, heads to the decode). The chart is a s
 sentence, in `forward` when not training, and reused by the metrics and by
 `make_output_human_readable`, which only turns them into strings and lists.
 """
-import contextlib
-import logging
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Tuple
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -31,49 +29,18 @@ from lal_allennlp.modules import (
     fencepost_features,
     sentence_spans,
 )
-from lal_allennlp.modules.cast_weights import CastWeights
-from lal_allennlp.modules.fast_dropout import FastDropout, replace_dropout
+from lal_allennlp.modules.fast_dropout import FastDropout
+# EMBEDDER_PRECISIONS and native_autocast_dtype are imported from here by the commands and the
+# benchmarks.
+from lal_allennlp.modules.transformer_embedder import (  # noqa: F401
+    PRECISIONS as EMBEDDER_PRECISIONS,
+    TransformerWordEmbedder,
+    check_precision,
+    native_autocast_dtype,
+)
 from lal_allennlp.modules.word_piece_limit import explain_too_long
 from lal_allennlp.structs import ChartLabels, SpanChart
 from lal_allennlp.syntax.trees import spans_to_tree, tree_to_string
-
-logger = logging.getLogger(__name__)
-
-_AUTOCAST_DTYPES = {"float32": None, "bfloat16": torch.bfloat16, "float16": torch.float16}
-"""The fixed values of `embedder_precision` and the autocast dtype of each (None: no autocast)."""
-EMBEDDER_PRECISIONS = tuple(_AUTOCAST_DTYPES) + ("auto",)
-"""The values of `embedder_precision` (and of the `--precision` options). `"auto"` is
-bfloat16 on a device with native bfloat16 arithmetic and float32 elsewhere
-(`native_autocast_dtype`)."""
-
-
-def native_autocast_dtype(device: torch.device) -> Optional[torch.dtype]:
-    """The low-precision dtype in which `device` runs a transformer's matrix products faster
-    than in float32, or None (float32) where it has none.
-
-    - CPU: bfloat16 with AVX-512 BF16 or AMX. Without them torch's bfloat16 kernels convert
-      every operand and run slower than float32 (several times, on an AVX2 CPU: see the
-      benchmark page), and float16 is never chosen on a CPU.
-    - CUDA: bfloat16 where the GPU supports it (Ampere and later), float16 before.
-    """
-    if device.type == "cuda":
-        return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-    if device.type == "cpu":
-        cpu = getattr(torch, "cpu", None)
-        checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
-        if any(getattr(cpu, name, lambda: False)() for name in checks):
-            return torch.bfloat16
-    return None
-
-
-def _native_on_cpu(dtype: torch.dtype) -> bool:
-    """Whether the CPU runs `dtype` matrix products natively (AVX-512 BF16 / AMX, AVX-512 FP16
-    / AMX-FP16)."""
-    if dtype == torch.bfloat16:
-        return native_autocast_dtype(torch.device("cpu")) == torch.bfloat16
-    check = getattr(getattr(torch, "cpu", None), "_is_amx_fp16_supported", lambda: False)
-    fp16 = getattr(torch.ops.mkldnn, "_is_mkldnn_fp16_supported", lambda: False)
-    return bool(check() or fp16())
 
 Gold = Dict[str, Optional[torch.Tensor]]
 """The gold tensors of a batch by field name (`pos_tags`, `gold_spans`, ...), None if absent."""
@@ -128,17 +95,13 @@ class SpanParserBase(Model):
     evalb_gold_tags : `bool`, optional (default = `False`)
         Score the predicted trees' brackets with the gold POS tags (`lal_evalb`'s
         `gold_tags`): every sentence counts whatever the predicted tags.
-    embedder_precision : `str`, optional (default = `"float32"`)
-        `"bfloat16"` or `"float16"`: the text field embedder (the pretrained transformer, most
-        of a parse's arithmetic) runs under `torch.autocast` with that dtype, in training and
-        parsing; its output goes on in float32, so the encoder, the scores and the decoder are
-        unchanged. A setting for an existing archive too: `-o '{"model.embedder_precision":
-        "bfloat16"}'`, `lal-parse --precision`, `Parser.load(..., precision=...)`. bfloat16
-        pays on CPUs with native bfloat16 arithmetic (AVX-512 BF16 or AMX); elsewhere torch
-        emulates it and it is several times slower than float32, which a warning says.
-        `"auto"`: bfloat16 where the device has native bfloat16 arithmetic (float16 on a GPU
-        without it), float32 elsewhere, decided on the device each batch runs on, so that
-        an archive trained on one machine parses at its best on another.
+    embedder_precision : `Optional[str]`, optional (default = `None`)
+        The `precision` of the pretrained transformer embedders (`lal_transformer`, which own
+        it) in `text_field_embedder`, set over theirs: `"float32"`, `"bfloat16"`, `"float16"`
+        or `"auto"`. `None` leaves theirs. Configs set the embedder's `precision`; this is the
+        model-level form that archives trained before the embedder had it carry, and a setting
+        for an existing archive (`-o '{"model.embedder_precision": "auto"}'`; `lal-parse
+        --precision` and `Parser.load(..., precision=...)` do the same).
     """
 
     def __init__(
@@ -157,17 +120,15 @@ class SpanParserBase(Model):
         evalb_preset: str = "collins",
         evalb_parameter_file: Optional[str] = None,
         evalb_gold_tags: bool = False,
-        embedder_precision: str = "float32",
+        embedder_precision: Optional[str] = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        self.embedder_precision = embedder_precision
         self.text_field_embedder = text_field_embedder
-        # A pretrained transformer's dropout layers draw their masks with torch's CPU
-        # bernoulli_; FastDropout draws the same kind of mask from fewer random bits.
-        replace_dropout(text_field_embedder)
-        # Parse-time copies of the embedder's linear weights in embedder_precision.
-        self._cast_weights = CastWeights()
+        # Without a transformer embedder, the setting is only kept (it changes nothing).
+        self._embedder_precision = "float32"
+        if embedder_precision is not None:
+            self.embedder_precision = embedder_precision
         self.encoder = encoder
         if text_field_embedder.get_output_dim() != encoder.get_input_dim():
             raise ConfigurationError(
@@ -301,10 +262,9 @@ class SpanParserBase(Model):
         """
         mask = util.get_text_field_mask(tokens)
         try:
-            with self._embedder_autocast(mask.device):
-                # shape (batch_size, max_length, embedding_dim)
-                embedded = self._embed(tokens)
-            embedded = self.dropout(embedded.float())
+            # shape (batch_size, max_length, embedding_dim), in float32 also under an autocast
+            # around the whole model (allennlp's use_amp)
+            embedded = self.dropout(self.text_field_embedder(tokens).float())
         except (RuntimeError, IndexError) as error:
             explain_too_long(error, self.text_field_embedder, tokens, words)
             raise
@@ -314,74 +274,18 @@ class SpanParserBase(Model):
         encoded = self.dropout(self.encoder(bounded, bounded_mask))
         return mask, encoded, embedded
 
-    def train(self, mode: bool = True) -> "SpanParserBase":
-        """`nn.Module.train`; going into training mode also drops the parse-time weight copies,
-        which an optimizer step does not always invalidate (`CastWeights`)."""
-        if mode and hasattr(self, "_cast_weights"):
-            self._cast_weights.clear()
-        return super().train(mode)
-
-    def _embed(self, tokens: TextFieldTensors) -> torch.Tensor:
-        """The text field embedder's output. When parsing (no gradients) in a lower
-        `embedder_precision`, its linear layers get weights cast once and kept (`CastWeights`)
-        instead of cast by autocast in every batch: the same output, bit for bit."""
-        # the device of the token tensors (any one of them)
-        device = next(iter(next(iter(tokens.values())).values())).device
-        dtype = self._autocast_dtype(device)
-        if dtype is None or self.training or torch.is_grad_enabled():
-            return self.text_field_embedder(tokens)
-        weights = self._cast_weights.copies(self.text_field_embedder, dtype)
-        return torch.func.functional_call(self.text_field_embedder, weights, (tokens,))
-
     @property
     def embedder_precision(self) -> str:
-        return self._embedder_precision
+        """The precision of the model's transformer embedders (`TransformerWordEmbedder`), or
+        the one set on a model that has none (default `"float32"`)."""
+        embedders = transformer_embedders(self)
+        return embedders[0].precision if embedders else self._embedder_precision
 
     @embedder_precision.setter
     def embedder_precision(self, precision: str) -> None:
-        if precision not in EMBEDDER_PRECISIONS:
-            raise ConfigurationError(
-                f"embedder_precision must be one of {sorted(EMBEDDER_PRECISIONS)}, "
-                f'not "{precision}"'
-            )
-        self._embedder_precision = precision
-        # The autocast dtype of this setting by device type, resolved on first use.
-        self._autocast_dtypes: Dict[str, Optional[torch.dtype]] = {}
-
-    def _autocast_dtype(self, device: torch.device) -> Optional[torch.dtype]:
-        """The autocast dtype of `embedder_precision` on `device` (None: float32), resolved
-        once per setting and device type. A fixed low precision on a CPU that only emulates it
-        is kept, as asked, with one warning."""
-        if device.type not in self._autocast_dtypes:
-            self._autocast_dtypes[device.type] = self._resolve_autocast_dtype(device)
-        return self._autocast_dtypes[device.type]
-
-    def _resolve_autocast_dtype(self, device: torch.device) -> Optional[torch.dtype]:
-        if self._embedder_precision == "auto":
-            return native_autocast_dtype(device)
-        dtype = _AUTOCAST_DTYPES[self._embedder_precision]
-        if dtype is not None and device.type == "cpu" and not _native_on_cpu(dtype):
-            logger.warning(
-                "embedder_precision is %s, but this CPU (%s) has no native %s arithmetic: "
-                "torch emulates it, and the transformer runs several times slower than in "
-                'float32. Set embedder_precision to "auto" or "float32" (-o \'{"model.'
-                'embedder_precision": "auto"}\', lal-parse --precision auto).',
-                self._embedder_precision,
-                torch.backends.cpu.get_cpu_capability(),
-                self._embedder_precision,
-            )
-        return dtype
-
-    def _embedder_autocast(
-        self, device: torch.device
-    ) -> Union[torch.autocast, contextlib.nullcontext]:
-        """`torch.autocast` in `embedder_precision` on `device`. For float32 no context at all:
-        an autocast around the whole model (allennlp's `use_amp`, a benchmark's) then reaches
-        the transformer too, which a disabled autocast here would switch off for it."""
-        dtype = self._autocast_dtype(device)
-        if dtype is None:
-            return contextlib.nullcontext()
-        return torch.autocast(device.type, dtype=dtype)
+        self._embedder_precision = check_precision(precision, "embedder_precision")
+        for embedder in transformer_embedders(self):
+            embedder.precision = precision
 
     def _span_chart(self, fenceposts: torch.Tensor, mask: torch.BoolTensor) -> SpanChart:
         """The chart of span label scores (the empty label's column fixed at 0)."""
@@ -537,15 +441,28 @@ class SpanParserBase(Model):
     default_predictor = "lal_parser"
 
 
+def transformer_embedders(model: torch.nn.Module) -> List[TransformerWordEmbedder]:
+    """The pretrained transformer embedders inside `model`, which own the precision setting."""
+    return [module for module in model.modules() if isinstance(module, TransformerWordEmbedder)]
+
+
 def set_embedder_precision(model: Model, precision: str, source: str) -> None:
-    """Sets `embedder_precision` of a loaded span parser (`source` names it in the error): a
-    `ValueError` for other models, which have no such setting, and for an unknown value."""
-    if not isinstance(model, SpanParserBase):
+    """Sets the precision of a loaded model's transformer embedders (`source` names the model
+    in the error): a `ValueError` for an unknown value, and for a model with no such setting
+    (neither a span parser, whose `embedder_precision` it sets, nor a model with a
+    `lal_transformer` embedder)."""
+    embedders = transformer_embedders(model)
+    if not isinstance(model, SpanParserBase) and not embedders:
         raise ValueError(
             f"{source} holds a {type(model).__name__}, which has no embedder precision "
-            "setting: only the span parsers (lal_span_parser, lal_joint_parser) have one"
+            "setting: only the span parsers (lal_span_parser, lal_joint_parser) and models "
+            "with a pretrained transformer embedder (lal_transformer) have one"
         )
     try:
-        model.embedder_precision = precision
+        check_precision(precision)
     except ConfigurationError as error:
         raise ValueError(str(error)) from error
+    if isinstance(model, SpanParserBase):
+        model.embedder_precision = precision
+    for embedder in embedders:
+        embedder.precision = precision

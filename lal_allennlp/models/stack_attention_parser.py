@@ -40,6 +40,7 @@ from lal_allennlp.metrics.attachment_scores import (
     PTB_PUNCTUATION_TAGS,
     PunctuationFreeAttachmentScores,
 )
+from lal_allennlp.models.capabilities import ParseCapabilities
 from lal_allennlp.modules.stack_attention import StackAttention
 from lal_allennlp.structs.arc_standard import LEFT_ARC, NO_OP, RIGHT_ARC, SHIFT, ArcStandardBatch
 from lal_allennlp.syntax import arc_standard
@@ -90,6 +91,10 @@ class StackAttentionParser(Model):
     """
 
     default_predictor = "lal_dependency_parser"
+    capabilities = ParseCapabilities(
+        trees=False, heads=True, pos_tags=False, explanations=False, confidences=False
+    )
+    """Heads and labels only (the tags in its output are those given with the words)."""
 
     def __init__(
         self,

@@ -14,6 +14,7 @@ from allennlp.nn import util
 from allennlp.training.metrics import Average, CategoricalAccuracy
 
 from lal_allennlp.metrics.unlabelled_f1 import UnlabelledF1
+from lal_allennlp.models.capabilities import ParseCapabilities
 from lal_allennlp.modules.tree_transformer import TreeTransformerEncoder
 from lal_allennlp.syntax.trees import tree_to_string
 from lal_allennlp.syntax.unsupervised import induce_spans, spans_to_unlabelled_tree
@@ -94,6 +95,10 @@ class TreeTransformerLanguageModel(Model):
     """
 
     default_predictor = "lal_unsupervised_parser"
+    capabilities = ParseCapabilities(
+        trees=True, heads=False, pos_tags=False, explanations=True, confidences=False
+    )
+    """Unlabelled trees over the words without punctuation; link probabilities on request."""
 
     def __init__(
         self,

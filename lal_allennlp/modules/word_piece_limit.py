@@ -3,9 +3,9 @@ How many word pieces a pretrained transformer reads at once, and a clear error w
 an over-long sentence fails all the same.
 
 A transformer with learned positions (BERT, MiniLM: 512) cannot read more word pieces than it
-has positions. `transformer_position_limit` gives that number; the `long_inputs` patch
-(`lal_allennlp.patches.long_inputs`) encodes longer sentences in overlapping windows of that
-many word pieces, so they no longer fail for their length. Windows make the work and memory of
+has positions. `transformer_position_limit` gives that number; the transformer embedder
+(`lal_allennlp.modules.transformer_embedder`) encodes longer sentences in overlapping windows of
+that many word pieces, so they no longer fail for their length. Windows make the work and memory of
 the transformer grow with the length, so a very long sentence can still fail (e.g. out of
 memory); `explain_too_long` then names the over-long sentences of the batch and their number of
 word pieces. Inputs within the limit re-raise the original error unchanged. It costs nothing

@@ -1,11 +1,11 @@
 """
-`allennlp predict` reads its JSON lines as strict UTF-8, so one line that is not valid UTF-8
-stops the whole run with a `UnicodeDecodeError` before the predictor sees it, and no output is
-written for the lines before it either. For the predictors of this package (which check each
-request and turn a bad one into an error output, `predictors/checked.py`), the lines are read
-with `errors="surrogateescape"` instead: the undecodable bytes become lone surrogates, which
-the request checks report for that one line, and every other line is parsed. Other predictors
-keep AllenNLP's reading.
+A fix of an AllenNLP 2.10.1 bug: `allennlp predict` reads its JSON lines as strict UTF-8, so
+one line that is not valid UTF-8 stops the whole run with a `UnicodeDecodeError` before the
+predictor sees it, and no output is written for the lines before it either. For the
+predictors of this package (which check each request and turn a bad one into an error output,
+`predictors/checked.py`), the lines are read with `errors="surrogateescape"` instead: the
+undecodable bytes become lone surrogates, which the request checks report for that one line,
+and every other line is parsed. Other predictors keep AllenNLP's reading.
 """
 import sys
 from typing import Iterator

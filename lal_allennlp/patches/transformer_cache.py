@@ -1,10 +1,11 @@
 """
-AllenNLP 2.10.1 caches pretrained transformers (`allennlp.common.cached_transformers.get`)
-under a key of the model name and weight overrides only; the keyword arguments that change
-the model's configuration (`transformer_kwargs` of the pretrained-transformer embedders, e.g.
-`{"num_hidden_layers": 4}` to keep the first four layers) are not part of the key. A second
-embedder of the same model with other arguments in the same process then silently gets the
-first one's model (and the other way round). This keeps one cache per set of arguments.
+A fix of an AllenNLP 2.10.1 bug. AllenNLP caches pretrained transformers
+(`allennlp.common.cached_transformers.get`) under a key of the model name and weight overrides
+only; the keyword arguments that change the model's configuration (`transformer_kwargs` of the
+pretrained-transformer embedders, e.g. `{"num_hidden_layers": 4}` to keep the first four
+layers) are not part of the key. A second embedder of the same model with other arguments in
+the same process then silently gets the first one's model (and the other way round). This
+keeps one cache per set of arguments.
 
 Loading a model with fewer layers on purpose (`num_hidden_layers`) makes transformers log a
 30-line "Some weights of the model checkpoint ... were not used" warning for the weights of

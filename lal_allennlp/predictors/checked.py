@@ -1,7 +1,10 @@
 """
 The request handling every predictor of the package shares: requests are checked one by one
-(`inputs.py`), and a batch is parsed together unless one of its sentences fails, when the
-others are parsed one at a time so that only the failing one is lost.
+(`inputs.py`), and a batch is parsed together unless one of its sentences fails, when each of
+them is parsed once more on its own so that only the failing one is lost
+(`CheckedPredictor._parse_isolating`). That is the only place of the package that retries:
+`allennlp predict`, `lal_allennlp.api.Parser` and what is built on it (`lal-parse`,
+`lal-serve`, the spaCy component) all parse through it.
 
 What a failure becomes depends on where the request came from:
 
@@ -16,11 +19,13 @@ What a failure becomes depends on where the request came from:
   `allennlp predict` reads its input with `errors="surrogateescape"` (`patches/predict_input`),
   and the checks report the undecodable bytes as lone surrogates.
 * A request given in Python (`predict_json`, `predict_batch_json`): the error is raised, an
-  `InputError` for a bad request, as AllenNLP's predictors do.
+  `InputError` for a bad request, as AllenNLP's predictors do. `predict_batch_outcomes` gives
+  it back in the request's place instead, for callers that report it and go on
+  (`Parser.parse_many`).
 """
 import json
 import logging
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Union
 
 from allennlp.common.util import JsonDict
 from allennlp.data import DatasetReader, Instance
@@ -30,6 +35,10 @@ from allennlp.predictors.predictor import Predictor
 from lal_allennlp.predictors.inputs import DEFAULT_MAX_WORDS, InputError, check_length, shorten
 
 logger = logging.getLogger(__name__)
+
+Outcome = Union[JsonDict, Exception]
+"""What `CheckedPredictor.predict_batch_outcomes` gives per request: its JSON output, or the
+exception that kept it from one."""
 
 # How the limit on sentence length is raised with `allennlp predict`.
 _RAISE_LIMIT = "raise the limit with --predictor-args '{\"max_words\": N}' (null: no limit)"
@@ -123,41 +132,69 @@ class CheckedPredictor(Predictor):
         return [self._output(output, instance) for output, instance in zip(outputs, instances)]
 
     def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
-        """One output per request, in order; see the module docstring for failures."""
-        results: List[Optional[JsonDict]] = [None] * len(inputs)
-        pending: List[Tuple[int, Instance]] = []
-        for position, request in enumerate(inputs):
-            try:
-                if isinstance(request, InputLine) and request.problem is not None:
-                    raise InputError(request.problem)
-                pending.append((position, self._json_to_instance(request)))
-            except Exception as error:
-                results[position] = self._failure(request, error)
-        for position, output in self._predict_each(pending, inputs):
-            results[position] = output
-        return results  # type: ignore[return-value]
+        """One output per request, in order; see the module docstring for failures. A request
+        given in Python that fails raises: a bad one before anything is parsed, one the model
+        fails on once the batch has been parsed (`predict_batch_outcomes`)."""
+        instances = [self._instance_or_error(request) for request in inputs]
+        for request, instance in zip(inputs, instances):
+            if isinstance(instance, Exception) and not isinstance(request, InputLine):
+                raise instance
+        outcomes = self._parse_isolating(instances)
+        return [
+            self._failure(request, outcome) if isinstance(outcome, Exception) else outcome
+            for request, outcome in zip(inputs, outcomes)
+        ]
 
-    def _predict_each(
-        self, pending: List[Tuple[int, Instance]], inputs: List[JsonDict]
-    ) -> List[Tuple[int, JsonDict]]:
-        """The outputs of `pending` instances, parsed together or, if that fails, one by one
-        (each failure handled by `_failure`)."""
-        if not pending:
-            return []
+    def predict_batch_outcomes(self, inputs: List[JsonDict]) -> List[Outcome]:
+        """
+        Per request, in order, its JSON output or the exception that kept it from one (an
+        `InputError` for a bad request, whatever the model raised for one it failed on): the
+        requests are checked one by one and the good ones parsed together, a failing one
+        isolated as `_parse_isolating` says. Nothing is raised for a failing request, so that
+        callers (`lal_allennlp.api.Parser.parse_many`) report it and keep the others.
+        """
+        return self._parse_isolating([self._instance_or_error(request) for request in inputs])
+
+    def _instance_or_error(self, request: JsonDict) -> Union[Instance, Exception]:
+        """The instance of a request, or the exception saying why it has none."""
         try:
-            outputs = self.predict_batch_instance([instance for _, instance in pending])
-            return [(position, output) for (position, _), output in zip(pending, outputs)]
+            if isinstance(request, InputLine) and request.problem is not None:
+                raise InputError(request.problem)
+            return self._json_to_instance(request)
         except Exception as error:
-            if len(pending) == 1:
-                position = pending[0][0]
-                return [(position, self._failure(inputs[position], error))]
-        results = []
-        for position, instance in pending:
+            return error
+
+    def _parse_isolating(self, instances: Sequence[Union[Instance, Exception]]) -> List[Outcome]:
+        """
+        The outputs of `instances`, the exceptions (requests that have no instance) kept in
+        their place. This is the one place of the package that isolates a sentence the model
+        fails on: the instances are parsed in one batch; if that fails, each of them is parsed
+        once more on its own, so a failing sentence gets its own exception and the others their
+        outputs. A batch of one is not parsed again: its failure is that sentence's.
+        """
+        outcomes: List[Optional[Outcome]] = [
+            item if isinstance(item, Exception) else None for item in instances
+        ]
+        pending = [(k, item) for k, item in enumerate(instances) if isinstance(item, Instance)]
+        if pending:
+            outputs: List[Outcome]
             try:
-                results.append((position, self.predict_batch_instance([instance])[0]))
+                outputs = self.predict_batch_instance([instance for _, instance in pending])
             except Exception as error:
-                results.append((position, self._failure(inputs[position], error)))
-        return results
+                if len(pending) == 1:
+                    outputs = [error]
+                else:
+                    outputs = [self._parse_alone(instance) for _, instance in pending]
+            for (position, _), output in zip(pending, outputs):
+                outcomes[position] = output
+        return outcomes  # type: ignore[return-value]  (every None was replaced)
+
+    def _parse_alone(self, instance: Instance) -> Outcome:
+        """The output of one instance parsed on its own, or the exception it failed with."""
+        try:
+            return self.predict_batch_instance([instance])[0]
+        except Exception as error:
+            return error
 
     def _failure(self, request: JsonDict, error: Exception) -> JsonDict:
         """The error output of a JSON line that failed (and a logged warning); for any other

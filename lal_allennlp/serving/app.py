@@ -177,6 +177,8 @@ def create_app(
     length and goes through the model `forward_batch` sentences at a time. At most
     `max_sentences` sentences per request and `max_body_bytes` bytes per body.
     """
+    # What the model gives (trees, explanations, confidences), as it declares it.
+    capabilities = parser.capabilities
 
     def parse_batch(sentences: List[Dict[str, Any]]) -> List[ParseResult]:
         # Sorted by length and parsed `forward_batch` at a time: on a CPU, passes of a few
@@ -264,9 +266,9 @@ def create_app(
             "status": "ok",
             "model": model_name,
             "model_type": type(parser.model).__name__,
-            "tree": parser.gives_trees,
-            "explain": parser.explains,
-            "confidence": parser.gives_confidences,
+            "tree": capabilities.trees,
+            "explain": capabilities.explanations,
+            "confidence": capabilities.confidences,
             "batching": {
                 "enabled": batching,
                 "max_batch": max_batch,
@@ -296,11 +298,11 @@ def create_app(
         if len(body.sentences) > max_sentences:
             return _error(422, f"{len(body.sentences)} sentences, more than the limit of "
                           f"{max_sentences} per request: send them in several requests")
-        if body.explain and not parser.explains:
+        if body.explain and not capabilities.explanations:
             return _error(422, f'"explain" needs a label attention parser or a Tree '
                           f"Transformer; this model is a {type(parser.model).__name__}: leave it "
                           f"out")
-        if body.confidence and not parser.gives_confidences:
+        if body.confidence and not capabilities.confidences:
             return _error(422, '"confidence" needs a model trained with span_loss "crf" (the '
                           "tree CRF's marginals); this one is not: leave it out")
         # Each sentence a predictor request with this request's own switches, since a batch
@@ -322,8 +324,7 @@ def create_app(
         for index, result in enumerate(results):
             if result.error is not None:
                 # `parse_many` names the position in its own batch: name it in the request.
-                message = result.error.split(": ", 1)[-1]
-                parses.append({"error": f"sentences[{index}]: {message}"})
+                parses.append({"error": f"sentences[{index}]: {result.reason}"})
                 continue
             output = result.to_json()
             if body.draw:

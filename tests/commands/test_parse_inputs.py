@@ -5,9 +5,11 @@ status says whether any line failed.
 """
 import io
 import sys
+from typing import List
 
 import pytest
 
+from lal_allennlp.api import Parser
 from lal_allennlp.commands.parse import main, parse_all_lines, split_lines
 from lal_allennlp.syntax.trees import parse_trees
 
@@ -164,34 +166,82 @@ def test_split_lines_knows_every_line_break():
     assert split_lines(b"\n") == [b""]
 
 
-class FailsOnBoom:
-    """A predictor whose batches fail when one sentence holds the word BOOM (as a model
-    fails on one sentence it cannot take), else a flat tree."""
+def _fail_on_boom(parser: Parser, monkeypatch) -> List[List[str]]:
+    """Makes the model fail on every batch holding a sentence with the word BOOM (as a model
+    fails on one sentence it cannot take); returns the words of each batch that reaches the
+    model's forward pass, in order."""
+    forward = parser.model.forward_on_instances
+    batches: List[List[str]] = []
 
-    def __init__(self):
-        self.batches = []
-
-    def predict_batch_json(self, requests):
-        self.batches.append(len(requests))
-        if any("BOOM" in request["tokens"] for request in requests):
+    def forward_on_instances(instances):
+        words = [list(instance["metadata"].metadata["words"]) for instance in instances]
+        batches.append(words)
+        if any("BOOM" in sentence for sentence in words):
             raise RuntimeError("out of memory")
-        return [self.predict_json(request) for request in requests]
+        return forward(instances)
 
-    def predict_json(self, request):
-        if "BOOM" in request["tokens"]:
-            raise RuntimeError("out of memory")
-        return {"tree": "(TOP " + " ".join(f"(X {w})" for w in request["tokens"]) + ")"}
+    monkeypatch.setattr(parser.model, "forward_on_instances", forward_on_instances)
+    return batches
 
 
-def test_a_sentence_that_fails_in_its_batch_loses_only_itself():
+def test_a_sentence_that_fails_in_its_batch_loses_only_itself(span_parser_archive, monkeypatch):
+    parser = Parser.load(span_parser_archive)
+    expected = {line: parser.parse(line.split()).tree_string for line in ("a b", "e f", "g h")}
+    batches = _fail_on_boom(parser, monkeypatch)
     errors = io.StringIO()
     lines = ["a b", "c BOOM", "e f", "g h"]  # the first three make one batch
-    predictor = FailsOnBoom()
-    parsed = parse_all_lines(predictor, lines, 3, errors, progress=False)
-    assert predictor.batches == [3, 1]
-    assert parsed.outputs == ["(TOP (X a) (X b))", "", "(TOP (X e) (X f))", "(TOP (X g) (X h))"]
+    parsed = parse_all_lines(parser, lines, 3, errors, progress=False)
+    # The failing batch, then each of its sentences once on its own (the failing one included,
+    # only once), then the next batch: no sentence reaches the model a third time.
+    assert batches == [
+        [["a", "b"], ["c", "BOOM"], ["e", "f"]],
+        [["a", "b"]],
+        [["c", "BOOM"]],
+        [["e", "f"]],
+        [["g", "h"]],
+    ]
+    assert parsed.outputs == [expected["a b"], "", expected["e f"], expected["g h"]]
     assert parsed.failed == [2]
     assert errors.getvalue() == "line 2: could not parse (out of memory)\n"
+
+
+def test_main_reports_a_sentence_the_model_fails_on(span_parser_archive, tmp_path, monkeypatch,
+                                                    capsys):
+    # Through the command: the parser it loads is the one whose model fails.
+    loaded = []
+    load = Parser.load
+
+    def load_failing(*args, **kwargs):
+        parser = load(*args, **kwargs)
+        loaded.append(_fail_on_boom(parser, monkeypatch))
+        return parser
+
+    monkeypatch.setattr(Parser, "load", load_failing)
+    path = _input(tmp_path, [(b"Prices rose .", None), (b"It BOOM .", None), (b"Yes", None)])
+    assert main([span_parser_archive, path, "--no-progress", "--batch-size", "8"]) == 1
+    captured = capsys.readouterr()
+    outputs = captured.out.split("\n")
+    assert [bool(output) for output in outputs[:3]] == [True, False, True]
+    assert "line 2: could not parse (out of memory)" in captured.err
+    assert "1 of 3 line(s) not parsed (line 2)" in captured.err
+    (batches,) = loaded
+    assert [len(batch) for batch in batches] == [3, 1, 1, 1]
+
+
+def test_a_model_without_heads_is_refused_for_conllu(span_parser_archive, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([span_parser_archive, _input(tmp_path, [LINES[0]]), "--format", "conllu"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert "holds a SpanConstituencyParser, which gives constituency trees only" in err
+    assert "use --format tree" in err
+
+
+def test_a_missing_archive_is_a_usage_error(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([str(tmp_path / "model.tar.gz"), _input(tmp_path, [LINES[0]])])
+    assert exit_info.value.code == 2
+    assert f"No model archive at {tmp_path / 'model.tar.gz'}" in capsys.readouterr().err
 
 
 def test_a_missing_input_file_is_a_usage_error(span_parser_archive, tmp_path, capsys):

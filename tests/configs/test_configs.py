@@ -99,9 +99,7 @@ def test_every_config_is_built_here():
 def test_config_builds_and_runs_forward(config: Path):
     params = Params.from_file(str(config), ext_vars=_ext_vars())
     embedders = params["model"]["text_field_embedder"]["token_embedders"]
-    uses_transformer = any(
-        e["type"].startswith("pretrained_transformer") for e in embedders.values()
-    )
+    uses_transformer = any(e["type"] == "lal_transformer" for e in embedders.values())
     encoder = params["model"]["encoder"]
     for key in ("input_dim", "input_size"):
         if uses_transformer and key in encoder and encoder[key] != MINILM_HIDDEN:
@@ -146,6 +144,41 @@ def test_config_builds_and_runs_forward(config: Path):
         assert "learning_rate_scheduler" not in trainer
     for callback in callbacks:
         TrainerCallback.from_params(params=Params(callback), serialization_dir="unused")
+
+
+def test_every_pretrained_transformer_is_this_packages_embedder_and_indexer():
+    """A config with a pretrained transformer names the `lal_transformer` embedder (its
+    precision, packing, long inputs, fast dropout) and indexer, not AllenNLP's names (which
+    resolve to the same classes only for archives written before they existed)."""
+    with_transformer = []
+    for config in CONFIGS:
+        text = json.dumps(json.loads(_jsonnet.evaluate_file(str(config), ext_vars=_ext_vars())))
+        assert "pretrained_transformer" not in text, config.name
+        assert "embedder_precision" not in text, config.name
+        if '"lal_transformer"' in text:
+            with_transformer.append(config.name)
+            params = json.loads(text)
+            for reader in ("dataset_reader", "validation_dataset_reader"):
+                if reader in params:
+                    indexers = params[reader]["token_indexers"]
+                    assert indexers["tokens"]["type"] == "lal_transformer", (config.name, reader)
+            tokens = params["model"]["text_field_embedder"]["token_embedders"]["tokens"]
+            assert tokens["type"] == "lal_transformer", config.name
+    # The span, joint span and Tree Transformer encoder families over MiniLM, BERT or XLNet.
+    assert len(with_transformer) == 20
+    assert "tree_transformer_minilm_cpu.jsonnet" in with_transformer
+    assert "lal_minilm_cpu_joint.jsonnet" in with_transformer
+
+
+def test_the_precision_is_the_embedders():
+    def tokens_embedder(name):
+        config = REPO_ROOT / "training_config" / name
+        params = json.loads(_jsonnet.evaluate_file(str(config), ext_vars=_ext_vars()))
+        return params["model"]["text_field_embedder"]["token_embedders"]["tokens"]
+
+    assert tokens_embedder("lal_minilm_cpu_joint.jsonnet")["precision"] == "auto"
+    assert tokens_embedder("lal_minilm_cpu_bf16.jsonnet")["precision"] == "bfloat16"
+    assert "precision" not in tokens_embedder("lal_minilm_cpu.jsonnet")
 
 
 @pytest.mark.parametrize("frozen_layers", [0, 2])

@@ -7,29 +7,19 @@ sentences.
 """
 
 import itertools
-from functools import lru_cache, partial
+from functools import lru_cache
 from typing import Dict, List, Tuple
 
 import numpy as np
 import pytest
 
-from lal_allennlp.decoding import joint_span_lanes
-from lal_allennlp.decoding.joint_span import (
-    EMPTY,
-    LANE_MAX_LEN,
-    SUB_HEAD,
-    _TILE_AHEAD_FROM,
-    _node_label,
-    joint_span_decode,
-)
+from lal_allennlp.decoding.joint_span import EMPTY, SUB_HEAD, joint_span_decode
+from lal_allennlp.decoding.joint_span_tables import node_label
 from tests.oracles.joint_span_n5 import joint_span_decode_n5
 from tests.oracles.joint_span_reference import joint_span_decode_reference
 
-# The library's decoder, one sentence at a time and 8 sentences in vector lanes, and the authors'
-# O(n^5) recurrence.
-ALONE = partial(joint_span_decode, lanes=False)
-IN_LANES = partial(joint_span_decode, lanes=True)
-DECODERS = [ALONE, IN_LANES, joint_span_decode_n5]
+# The library's decoder and the authors' O(n^5) recurrence.
+DECODERS = [joint_span_decode, joint_span_decode_n5]
 # An internal node of a joint structure: span (i, j), split k, head h, dependent child's head d.
 Node = Tuple[int, int, int, int, int]
 
@@ -174,9 +164,8 @@ def _assert_same(result_a, result_b) -> None:
 def _decode_all(span_scores, arc_scores, lengths):
     """O(n^4), O(n^5) and reference results for a batch; asserts that all three are identical."""
     lengths = np.asarray(lengths)
-    fast = ALONE(span_scores, arc_scores, lengths)
+    fast = joint_span_decode(span_scores, arc_scores, lengths)
     _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, lengths))
-    _assert_same(fast, IN_LANES(span_scores, arc_scores, lengths))
     reference = [
         joint_span_decode_reference(
             span_scores[b, : n + 1, : n + 1], arc_scores[b, : n + 1, : n + 1]
@@ -231,8 +220,7 @@ def test_brute_force_every_labelling(n: int) -> None:
 
 @pytest.mark.parametrize("integer", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("lanes", [False, True])
-def test_fast_equals_n5_on_thousands_of_charts(dtype, integer: bool, lanes: bool) -> None:
+def test_fast_equals_n5_on_thousands_of_charts(dtype, integer: bool) -> None:
     """~1000 sentences per case; the reference too on the first sentences of each batch."""
     rng = np.random.default_rng(40 + 2 * integer + (dtype == np.float64))
     count = 0
@@ -240,7 +228,7 @@ def test_fast_equals_n5_on_thousands_of_charts(dtype, integer: bool, lanes: bool
         lengths = rng.integers(1, 15, 64).tolist()
         num_labels = int(rng.integers(3, 9))
         span_scores, arc_scores = _random_batch(rng, lengths, num_labels, dtype, integer)
-        fast = joint_span_decode(span_scores, arc_scores, np.array(lengths), lanes=lanes)
+        fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
         _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, np.array(lengths)))
         for b, n in enumerate(lengths[:4]):
             ref = joint_span_decode_reference(
@@ -258,10 +246,9 @@ def test_fast_equals_n5_on_thousands_of_charts(dtype, integer: bool, lanes: bool
 
 @pytest.mark.parametrize("integer", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("lanes", [False, True])
-def test_fast_equals_n5_vector_labels_and_blocks(dtype, integer: bool, lanes: bool) -> None:
-    """704 sentences per case of up to 26 words (several blocks of 4 starts per end, head chunks
-    of up to 4 x 8 lanes) with 10 or more labels, so that the label maxima take the 8-lane row
+def test_fast_equals_n5_vector_labels_and_blocks(dtype, integer: bool) -> None:
+    """704 sentences per case of up to 26 words (several blocks of 8 ends, head chunks of up to
+    4 x 8 lanes) with 10 or more labels, so that the label maxima take the 8-lane row
     kernel (including a last chunk that overlaps the one before it)."""
     rng = np.random.default_rng(45 + 2 * integer + (dtype == np.float64))
     count = 0
@@ -271,7 +258,7 @@ def test_fast_equals_n5_vector_labels_and_blocks(dtype, integer: bool, lanes: bo
             span_scores, arc_scores = _random_batch(rng, lengths, num_labels, dtype, integer)
             if integer:  # ties between the best label and labels 0, 1 and the last ones too
                 span_scores[..., -1] = span_scores[..., 2]
-            fast = joint_span_decode(span_scores, arc_scores, np.array(lengths), lanes=lanes)
+            fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
             n5 = joint_span_decode_n5(span_scores, arc_scores, np.array(lengths))
             _assert_same(fast, n5)
             for b, n in [(b, n) for b, n in enumerate(lengths) if n <= 14][:2]:
@@ -287,12 +274,11 @@ def test_fast_equals_n5_vector_labels_and_blocks(dtype, integer: bool, lanes: bo
     assert count == 704
 
 
-@pytest.mark.parametrize("lanes", [False, True])
-def test_longer_sentences_and_many_labels(lanes: bool) -> None:
+def test_longer_sentences_and_many_labels() -> None:
     rng = np.random.default_rng(50)
     lengths = [60, 33, 1, 47]
     span_scores, arc_scores = _random_batch(rng, lengths, 112, np.float32)
-    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths), lanes=lanes)
+    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
     _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, np.array(lengths)))
     for b, n in enumerate(lengths):
         _check_joint_tree(fast[0][b], fast[1][b], n, 112)
@@ -382,137 +368,18 @@ def test_all_equal_scores_follow_the_tie_rule() -> None:
         assert scores[0] == 0.0
 
 
-@pytest.mark.parametrize("lanes", [False, True])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_longer_sentences_with_ties(dtype, lanes: bool) -> None:
+def test_longer_sentences_with_ties(dtype) -> None:
     """Sentences of 33 to 48 words with small integer scores (many exact ties): spans and
     outside head ranges of up to 6 chunks of 8 heads; the trees must equal the O(n^5)
     recurrence's, ties included."""
     rng = np.random.default_rng(80 + (dtype == np.float64))
     lengths = rng.integers(33, 49, 6).tolist()
     span_scores, arc_scores = _random_batch(rng, lengths, 12, dtype, integer=True)
-    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths), lanes=lanes)
+    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
     _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, np.array(lengths)))
     for b, n in enumerate(lengths):
         _check_joint_tree(fast[0][b], fast[1][b], n, 12)
-
-
-@pytest.fixture
-def decoded_in_lanes(monkeypatch) -> List[int]:
-    """The sizes of the groups that the lane decoder is given, call after call."""
-    sizes_seen: List[int] = []
-    decode_groups = joint_span_lanes.decode_groups
-
-    def counting(span_scores, arc_scores, lengths, groups, sizes, *rest):
-        sizes_seen.extend(sizes.tolist())
-        return decode_groups(span_scores, arc_scores, lengths, groups, sizes, *rest)
-
-    monkeypatch.setattr(joint_span_lanes, "decode_groups", counting)
-    return sizes_seen
-
-
-@pytest.mark.parametrize("integer", [False, True])
-def test_lane_groups_of_mixed_lengths_and_sizes(integer: bool, decoded_in_lanes) -> None:
-    """Groups that pad sentences of 1 to LANE_MAX_LEN words to their longest, partial groups,
-    and sentences just above the limit, which go one at a time: every tree and score equals the
-    one-at-a-time decoder's, in the default dispatch and with every short sentence in lanes."""
-    rng = np.random.default_rng(90 + integer)
-    lengths = [LANE_MAX_LEN + 1, LANE_MAX_LEN + 3, LANE_MAX_LEN] + rng.integers(
-        1, LANE_MAX_LEN + 1, 24
-    ).tolist()
-    span_scores, arc_scores = _random_batch(rng, lengths, 9, np.float32, integer)
-    alone = ALONE(span_scores, arc_scores, np.array(lengths))
-    for sizes in ([27], [8, 8, 8, 3], [5, 22]):  # 4 groups of 4 or more; a group of 3; ...
-        starts = np.cumsum([0] + sizes)
-        for lanes in (None, True):
-            parts = [
-                joint_span_decode(span_scores[a:b], arc_scores[a:b], np.array(lengths[a:b]), lanes)
-                for a, b in zip(starts[:-1], starts[1:])
-            ]
-            joined = tuple(sum((list(part[m]) for part in parts), []) for m in range(2))
-            _assert_same(alone, joined + (np.concatenate([part[2] for part in parts]),))
-    # The 25 short sentences of each part in groups of 8 and a last smaller one (the first 2
-    # sentences are too long for lanes). lanes=True decodes every group in lanes; lanes=None
-    # leaves to the one-at-a-time decoder the groups whose sentences weigh too little for their
-    # longest length (sum of (length / longest)^2), hand-checked: every group of the parts of 8,
-    # 8, 8 and 3 (e.g. 64, 44, 42, 24, 15, 7: 2.11 < 8) and of the part of 5; of the part of 27,
-    # 64, 63, 55, 54, 51, 45, 45, 45 (5.54 < 8) and 44, 42, 35, 34, 34, 31, 27, 27 (4.99 < 5);
-    # of the part of 22, 63, 55, 54, 51, 45, 45, 45, 44 (5.17 < 8). With integer scores (other
-    # lengths): 64, 59, 58, 58, 54, 54, 54, 54 (6.34 < 8) and 53, 53, 48, 37, 33, 28, 28, 26
-    # (4.49 < 7) of the part of 27, and 53, 37, 33, 28, 28, 26, 23, 19 (2.99 < 7) of the part
-    # of 22, whose 59, 58, 58, 54, 54, 54, 54, 53 (7.09 >= 7) goes to the lanes.
-    by_default = ([8, 1], [8, 6])
-    assert decoded_in_lanes == (
-        by_default[0] + [8, 8, 8, 1]  # one part of 27: lanes=None, then lanes=True
-        + [] + [6, 8, 8, 3]  # parts of 8, 8, 8 and 3
-        + by_default[1] + [3, 8, 8, 6]  # parts of 5 and 22
-    )
-
-
-@pytest.mark.parametrize(
-    "lengths, in_lanes",
-    [
-        ([20], True), ([21], False), ([24, 24], True), ([25, 25], False), ([36] * 4, True),
-        ([37] * 4, False), ([44] * 5, True), ([45] * 5, False), ([52] * 6, True),
-        ([53] * 6, False), ([60] * 7, True), ([61] * 7, False), ([64] * 8, True),
-        ([LANE_MAX_LEN + 1] * 8, False),
-        # mixed lengths weigh (length / longest)^2 each: 1.31 < 5, 2.22 < 4, then 4.0 >= 4
-        ([40, 20, 10], False), ([30, 30, 10, 10], False), ([30, 30, 30, 30, 15, 15, 15, 15], True),
-    ],
-)
-def test_default_dispatch_by_group_size_and_length(lengths, in_lanes, decoded_in_lanes) -> None:
-    """By default a group goes to the lanes from 1 sentence of up to 20 words, 2 of up to 24,
-    4 of up to 36, 5 of up to 44, 6 of up to 52, 7 of up to 60 and 8 of up to 64 words (where
-    the lanes were faster than one at a time), shorter sentences counting for less; the trees
-    are the same either way."""
-    rng = np.random.default_rng(sum(lengths))
-    span_scores, arc_scores = _random_batch(rng, lengths, 5, np.float32)
-    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
-    _assert_same(fast, ALONE(span_scores, arc_scores, np.array(lengths)))
-    assert decoded_in_lanes == ([len(lengths)] if in_lanes else [])
-
-
-def test_plan_follows_the_dispatch_rule_as_numpy_writes_it() -> None:
-    """The compiled ``plan`` of a batch against the rule written with numpy: the short
-    sentences sorted longest first (stable) and cut into groups of 8; a group kept where
-    sum((length / longest)^2) (numpy's row sum) reaches the minimum for its longest length; the
-    rest longest first. Random batches, with lengths on and around the thresholds."""
-    from lal_allennlp.decoding.joint_span import _LANE_GROUP_LEN, _LANE_MIN_GROUP, _worth_lanes
-
-    def by_numpy(lengths: np.ndarray, by_weight: bool):
-        short = np.arange(len(lengths))[lengths <= LANE_MAX_LEN]
-        ordered = short[np.argsort(-lengths[short], kind="stable")]
-        groups = np.full((-(-len(ordered) // 8), 8), -1)
-        groups.reshape(-1)[: len(ordered)] = ordered
-        sizes = (groups >= 0).sum(axis=1)
-        keep = np.ones(len(groups), dtype=bool)
-        if by_weight and len(groups):
-            longest = lengths[groups[:, 0]]
-            weight = ((np.where(groups >= 0, lengths[groups], 0) / longest[:, None]) ** 2).sum(1)
-            keep = weight >= _LANE_MIN_GROUP[np.searchsorted(_LANE_GROUP_LEN, longest)]
-        grouped = np.isin(np.arange(len(lengths)), groups[keep])
-        others = np.arange(len(lengths))[~grouped]
-        return groups[keep], sizes[keep], others[np.argsort(-lengths[others], kind="stable")]
-
-    rng = np.random.default_rng(7)
-    kept = dropped = 0
-    for trial in range(400):
-        size = int(rng.integers(1, 50))
-        if trial % 2:
-            lengths = rng.choice([5, 20, 21, 24, 25, 36, 37, 44, 45, 64, 65], size)
-        else:
-            lengths = rng.integers(1, LANE_MAX_LEN + 8, size)
-        lengths = lengths.astype(np.int64)
-        for by_weight in (True, False):
-            got = joint_span_lanes.plan(
-                lengths, LANE_MAX_LEN, by_weight, _LANE_GROUP_LEN, _LANE_MIN_GROUP
-            )
-            for part, expected in zip(got, by_numpy(lengths, by_weight)):
-                np.testing.assert_array_equal(part, expected)
-        groups, _ = joint_span_lanes.group_order(lengths, np.arange(size)[lengths <= LANE_MAX_LEN])
-        worth = _worth_lanes(lengths, groups)
-        kept, dropped = kept + int(worth.sum()), dropped + int((~worth).sum())
-    assert kept > 100 and dropped > 100  # the batches reach both sides of the rule
 
 
 @pytest.mark.parametrize("n", [1, 2, 7, 8, 9, 15, 16, 17, 23, 40])
@@ -520,15 +387,15 @@ def test_s_and_e_cells_share_one_buffer_without_overlap(n) -> None:
     """S uses cells (a, b) with a < b for the heads h > a, E cells with a > b for the heads
     h <= a, of the same buffer: every such (cell, head), with the other lanes of its chunk, has
     its own index inside the buffer, a block's cells follow one another, and every cell b of
-    every block lies inside the buffer (the kernels read some that they ignore)."""
-    from lal_allennlp.decoding.joint_span import _cell, _row_length, _se_layout
+    every block lies inside the buffer (its margins)."""
+    from lal_allennlp.decoding.joint_span_one import cell, row_length, se_layout
 
     size = n + 1
-    chunks = _row_length(size) // 8
+    chunks = row_length(size) // 8
     rows = np.empty(size * chunks, dtype=np.int64)
-    total = _se_layout(n, rows)
+    total = se_layout(n, rows)
     used = [
-        _cell(a, b, h, rows, chunks)
+        cell(a, b, h, rows, chunks)
         for a in range(size)
         for b in range(size)
         if a != b
@@ -538,23 +405,23 @@ def test_s_and_e_cells_share_one_buffer_without_overlap(n) -> None:
         for h in range(8 * c + 1, 8 * c + 9)
     ]
     assert len(set(used)) == len(used)
-    every = [_cell(a, b, h, rows, chunks) for a in range(size) for b in range(size) for h in (1,)]
-    every += [_cell(a, b, 8 * chunks, rows, chunks) for a in range(size) for b in range(size)]
+    every = [cell(a, b, h, rows, chunks) for a in range(size) for b in range(size) for h in (1,)]
+    every += [cell(a, b, 8 * chunks, rows, chunks) for a in range(size) for b in range(size)]
     assert min(every) >= 0 and max(every) < total
     for a in range(size):  # the split point k is the contiguous axis, 8 lanes apart
         for h in range(1, 8 * chunks + 1):
-            assert _cell(a, 2, h, rows, chunks) - _cell(a, 1, h, rows, chunks) == 8
+            assert cell(a, 2, h, rows, chunks) - cell(a, 1, h, rows, chunks) == 8
 
 
 def test_s_and_e_chart_leaves_out_the_cells_no_kernel_uses() -> None:
     """At 1,000 words the S/E chart holds about 2 n^3 / 3 numbers, not the n^3 of whole cells
-    of n + 1 heads (the chunks of margin add about 3 n^2)."""
-    from lal_allennlp.decoding.joint_span import _row_length, _se_layout
+    of n + 1 heads."""
+    from lal_allennlp.decoding.joint_span_one import row_length, se_layout
 
     n = 1000
-    chunks = _row_length(n + 1) // 8
+    chunks = row_length(n + 1) // 8
     whole = (n + 1) ** 2 * 8 * chunks
-    total = _se_layout(n, np.empty((n + 1) * chunks, dtype=np.int64))
+    total = se_layout(n, np.empty((n + 1) * chunks, dtype=np.int64))
     assert 2 / 3 * whole < total < 0.68 * whole
 
 
@@ -568,154 +435,31 @@ def test_150_words() -> None:
     assert scores[0] == pytest.approx(recomputed, rel=1e-5)
 
 
-@pytest.mark.parametrize("device_id, features, reported", [
-    ("0x0005", "0110010000", True),  # a memory balloon with free page reporting (bit 5)
-    ("0x0005", "0110000000", False),  # a balloon without it
-    ("0x0001", "0000010000", False),  # bit 5 of another device (a network card) means nothing
-])
-def test_free_page_reporting_is_read_from_the_virtio_devices(
-    tmp_path, device_id: str, features: str, reported: bool
-) -> None:
-    from lal_allennlp.decoding.joint_span import _free_pages_reported
-
-    (tmp_path / "virtio0").mkdir()  # a device whose files cannot be read is passed over
-    (tmp_path / "virtio1").mkdir()
-    (tmp_path / "virtio1" / "device").write_text(device_id + "\n")
-    (tmp_path / "virtio1" / "features").write_text(features + "\n")
-    assert _free_pages_reported(str(tmp_path)) is reported
-    assert _free_pages_reported(str(tmp_path / "absent")) is False  # not a virtual machine
-
-
-@pytest.mark.parametrize("choice", ["0", "1"])
-def test_workspace_pages_are_zeroed_and_aligned_either_way(monkeypatch, choice: str) -> None:
-    """``LAL_DECODER_HUGE_PAGES``: large workspaces come from numpy (huge pages) with 1, from an
-    anonymous mapping of 4 KiB pages with 0; small ones always from numpy."""
-    import mmap
-
-    from lal_allennlp.decoding import joint_span
-    from lal_allennlp.decoding.joint_span import _aligned_buffer_set
-
-    monkeypatch.setenv("LAL_DECODER_HUGE_PAGES", choice)
-    monkeypatch.setattr(joint_span, "_LARGE_WORKSPACE_BYTES", 1 << 20)  # "large": over 1 MiB
-    count = (1 << 20) // 4 // 3 + 5
-    first, buffers = _aligned_buffer_set(3, (17, count), np.float32)
-    for view, cells in ((first, 17), (buffers, count)):
-        assert view.shape[0] == 3 and view.shape[1] >= cells and view.flags.writeable
-        assert view.ctypes.data % 64 == 0 and view.strides[0] % 64 == 0
-        assert not view.any()
-    first[:] = 1.0  # the views of the one allocation do not overlap
-    assert not buffers.any()
-
-    def memory_owner(array: np.ndarray):
-        while isinstance(array.base, np.ndarray):
-            array = array.base
-        base = array.base  # None where numpy allocated the memory
-        return base.obj if isinstance(base, memoryview) else base
-
-    assert isinstance(memory_owner(buffers), mmap.mmap) is (choice == "0")
-    buffers[-1, -1] = 1.0  # writable to the last element
-    assert memory_owner(_aligned_buffer_set(2, (100,), np.float32)[0]) is None
-
-
-def test_workspace_pages_do_not_change_the_trees(monkeypatch) -> None:
-    """A sentence whose workspace is large enough for the choice of pages to apply decodes to the
-    same bits with either."""
-    from lal_allennlp.decoding import joint_span
-
-    n = 140
-    monkeypatch.setattr(joint_span, "_LARGE_WORKSPACE_BYTES", 1 << 20)
-    assert joint_span.workspace_bytes(n, np.float32) > 4 << 20
-    span_scores, arc_scores = _random_batch(np.random.default_rng(72), [n, n - 9], 7, np.float32)
-    results = []
-    for choice in ("0", "1"):
-        monkeypatch.setenv("LAL_DECODER_HUGE_PAGES", choice)
-        results.append(ALONE(span_scores, arc_scores, np.array([n, n - 9])))
-    monkeypatch.setenv("LAL_DECODER_HUGE_PAGES", "yes")  # a typo: warned about, not fatal
-    joint_span._page_choice.cache_clear()  # warned once per value and process
-    with pytest.warns(UserWarning, match="LAL_DECODER_HUGE_PAGES='yes' is neither 0 nor 1"):
-        results.append(ALONE(span_scores, arc_scores, np.array([n, n - 9])))
-    _assert_same(results[0], results[1])
-    _assert_same(results[0], results[2])
-
-
-def test_long_sentences_whose_tiles_prefetch_equal_n5() -> None:
-    """From ``_TILE_AHEAD_FROM`` words the split tiles prefetch their next operands (other code
-    than the shorter sentences of the tests above): still bit-identical to the O(n^5)
-    recurrence, on a length with full blocks of ends only and one with a partial last block."""
-    rng = np.random.default_rng(71)
-    lengths = [_TILE_AHEAD_FROM, _TILE_AHEAD_FROM + 7]
-    span_scores, arc_scores = _random_batch(rng, lengths, 6, np.float32)
-    fast = joint_span_decode(span_scores, arc_scores, np.array(lengths))
-    _assert_same(fast, joint_span_decode_n5(span_scores, arc_scores, np.array(lengths)))
-
-
-@pytest.mark.parametrize(
-    "cpu_name, cpu_features, registers",
-    [
-        (None, "+avx,+avx2,+avx512f,+avx512vl", 32),
-        (None, "+avx,+avx2,-avx512f,-avx512vl", 16),
-        ("skylake-avx512", "+avx2,+avx512vl", 32),
-        ("generic", None, 16),  # a named target without its features
-    ],
-)
-def test_tile_shape_follows_the_target_cpu(monkeypatch, cpu_name, cpu_features, registers):
-    """4 x 4 tiles need the 32 vector registers of AVX-512VL; the check reads numba's target."""
-    import numba
-
-    from lal_allennlp.decoding.joint_span import _vector_registers
-
-    monkeypatch.setattr(numba.config, "CPU_NAME", cpu_name)
-    monkeypatch.setattr(numba.config, "CPU_FEATURES", cpu_features)
-    assert _vector_registers() == registers
-
-
-@pytest.mark.parametrize(
-    "cpu_name, cpu_features, by_fma",
-    [
-        (None, "+avx,+avx2,+fma", True),
-        (None, "+avx,+avx2,-fma", False),
-        ("znver4", "+avx,+avx2,+fma,+avx512vl", True),
-        (None, "+neon,+fp-armv8", False),  # not x86
-        ("generic", None, False),  # a named target without its features
-    ],
-)
-def test_adds_by_fma_follow_the_target_cpu(monkeypatch, cpu_name, cpu_features, by_fma):
-    import numba
-
-    from lal_allennlp.decoding.joint_span import _sums_by_fma
-
-    monkeypatch.setattr(numba.config, "CPU_NAME", cpu_name)
-    monkeypatch.setattr(numba.config, "CPU_FEATURES", cpu_features)
-    assert _sums_by_fma() == by_fma
-
-
 def test_a_baseline_x86_target_gives_the_same_bits(tmp_path) -> None:
-    """Compiled for baseline x86-64 (no FMA: plain adds; 16 vector registers: 4 x 2 tiles), in a
+    """Compiled for baseline x86-64 (SSE2: each 8-lane vector in two or four registers), in a
     fresh process with its own numba cache, the decoder returns the trees and scores of this
-    process's build (with FMA adds and, with AVX-512, 4 x 4 tiles where the CPU has them), in
-    both layouts, float32: a sentence long enough for tiled blocks, and a group for the lanes."""
+    process's build for the host CPU, float32 and float64."""
     import os
     import subprocess
     import sys
 
     rng = np.random.default_rng(7)
-    lengths = [70, 40, 30, 30, 29, 30, 28, 30, 30, 5]
+    lengths = [70, 40, 30, 29, 5]
     span_scores, arc_scores = _random_batch(rng, lengths, 6, np.float32)
     np.savez(tmp_path / "batch.npz", span=span_scores, arc=arc_scores, lengths=lengths)
     script = """
 import sys
 import numpy as np
-from lal_allennlp.decoding import joint_span
-assert not joint_span._SUMS_BY_FMA and joint_span._TILE_ENDS == 2
+from lal_allennlp.decoding import joint_span_decode
 batch = np.load(sys.argv[1])
 out = {}
-for lanes in (False, True):
-    spans, heads, scores = joint_span.joint_span_decode(
-        batch["span"], batch["arc"], batch["lengths"], lanes
+for dtype in ("float32", "float64"):
+    spans, heads, scores = joint_span_decode(
+        batch["span"].astype(dtype), batch["arc"].astype(dtype), batch["lengths"]
     )
-    out[f"{lanes}_spans"] = np.concatenate(spans)
-    out[f"{lanes}_heads"] = np.concatenate(heads)
-    out[f"{lanes}_scores"] = scores
+    out[f"{dtype}_spans"] = np.concatenate(spans)
+    out[f"{dtype}_heads"] = np.concatenate(heads)
+    out[f"{dtype}_scores"] = scores
 np.savez(sys.argv[2], **out)
 """
     env = dict(
@@ -729,11 +473,13 @@ np.savez(sys.argv[2], **out)
         cwd=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
     )
     baseline = np.load(tmp_path / "out.npz")
-    for lanes in (False, True):
-        spans, heads, scores = joint_span_decode(span_scores, arc_scores, np.array(lengths), lanes)
-        np.testing.assert_array_equal(baseline[f"{lanes}_spans"], np.concatenate(spans))
-        np.testing.assert_array_equal(baseline[f"{lanes}_heads"], np.concatenate(heads))
-        np.testing.assert_array_equal(baseline[f"{lanes}_scores"], scores)
+    for dtype in ("float32", "float64"):
+        spans, heads, scores = joint_span_decode(
+            span_scores.astype(dtype), arc_scores.astype(dtype), np.array(lengths)
+        )
+        np.testing.assert_array_equal(baseline[f"{dtype}_spans"], np.concatenate(spans))
+        np.testing.assert_array_equal(baseline[f"{dtype}_heads"], np.concatenate(heads))
+        np.testing.assert_array_equal(baseline[f"{dtype}_scores"], scores)
 
 
 def test_bad_inputs_are_reported() -> None:
@@ -770,5 +516,5 @@ def test_node_label_is_the_smallest_maximiser(dtype) -> None:
                     expected = EMPTY
                 else:
                     expected = first + int(np.argmax(row[first:] == one_value))
-                got = _node_label(row, first, one_value, use_one)
+                got = node_label(row, first, one_value, use_one)
                 assert got == expected, (row.tolist(), first, use_one)

@@ -10,7 +10,7 @@ import warnings
 
 from numba.core import caching
 
-from lal_allennlp.decoding import _numba_cache, cky, joint_span, joint_span_lanes, kernels
+from lal_allennlp.decoding import _numba_cache, cky, joint_span_one, joint_span_tables, kernels
 from tests.oracles import joint_span_n5
 
 
@@ -42,8 +42,8 @@ def test_stamp_changes_with_any_module_and_only_with_content(tmp_path) -> None:
 def test_package_and_checkout_kernels_take_the_package_stamp(tmp_path) -> None:
     for kernel in (
         cky._cky_batch,
-        joint_span._label_tables,
-        joint_span_lanes._fill,
+        joint_span_tables.label_tables,
+        joint_span_one.fill_charts,
         kernels.segment_max,
         joint_span_n5._decode_batch,  # an oracle of the tests: a source checkout's file
     ):

@@ -1,7 +1,8 @@
 """`embedder_precision`: the transformer runs under autocast in the chosen dtype while the
 encoder, the scores and the decoder stay in float32; the setting can be changed on a loaded
 archive (`Parser.load(precision=...)`, `lal-parse --precision`) and is refused, naming what is
-wrong, for an unknown value or a model that has no such setting."""
+wrong, for an unknown value or a model that has no such setting. The embedder's own side (kept
+low-precision weights) is tested in tests/modules/test_transformer_embedder.py."""
 from typing import List
 
 import pytest
@@ -142,101 +143,6 @@ def test_lal_parse_precision_on_a_model_without_it_is_a_usage_error(
     assert "--precision" in capsys.readouterr().err
 
 
-def _tokens(model, instance):
-    from allennlp.data import Batch
-
-    batch = Batch([instance])
-    batch.index_instances(model.vocab)
-    return batch.as_tensor_dict()["tokens"]
-
-
-def _embedder_outputs(model, instance) -> List[torch.Tensor]:
-    """The text field embedder's output for `instance`, once through the model's parse path
-    (`_embed`: kept low-precision weights) and once under plain autocast."""
-    tokens = _tokens(model, instance)
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-        kept = model._embed(tokens)
-        plain = model.text_field_embedder(tokens)
-    return [kept, plain]
-
-
-def test_kept_bfloat16_weights_give_the_autocast_output_bit_for_bit(predictor):
-    model = predictor._model
-    instance = predictor._json_to_instance({"tokens": SENTENCE})
-    model.embedder_precision = "bfloat16"
-    try:
-        kept, plain = _embedder_outputs(model, instance)
-        assert kept.dtype == plain.dtype
-        assert torch.equal(kept, plain)
-        # The copies are made once and reused while no weight changes.
-        first = model._cast_weights.copies(model.text_field_embedder, torch.bfloat16)
-        again = model._cast_weights.copies(model.text_field_embedder, torch.bfloat16)
-        assert first is again
-        assert all(t.dtype == torch.bfloat16 for t in first.values())
-        # A weight changed in place (as by an optimizer step) is cast again.
-        linear = next(
-            m for m in model.text_field_embedder.modules() if isinstance(m, torch.nn.Linear)
-        )
-        with torch.no_grad():
-            linear.weight.mul_(1.5)
-        try:
-            changed, plain_changed = _embedder_outputs(model, instance)
-            assert torch.equal(changed, plain_changed)
-            assert not torch.equal(changed, kept)
-        finally:
-            with torch.no_grad():
-                linear.weight.div_(1.5)
-    finally:
-        model.embedder_precision = "float32"
-
-
-def test_validation_after_a_fused_adamw_step_uses_the_new_weights(predictor):
-    """torch's fused AdamW changes the weights without bumping their version counters, so the
-    kept copies cannot see its steps; a trainer's model.train() before the steps drops them.
-    Before that, validation in a training run parsed with the first validation's weights."""
-    model = predictor._model
-    instance = predictor._json_to_instance({"tokens": SENTENCE})
-    model.embedder_precision = "bfloat16"
-    state = {name: value.clone() for name, value in model.state_dict().items()}
-    try:
-        model.eval()
-        before, _ = _embedder_outputs(model, instance)  # the copies are made here
-        linear = [m for m in model.text_field_embedder.modules() if isinstance(m, torch.nn.Linear)]
-        optimizer = torch.optim.AdamW([m.weight for m in linear], lr=0.1, fused=True)
-        versions = [m.weight._version for m in linear]
-        model.train()
-        for m in linear:
-            m.weight.grad = torch.ones_like(m.weight)
-        optimizer.step()
-        # the premise: the step changed the weights and left their versions as they were
-        assert [m.weight._version for m in linear] == versions
-        model.eval()
-        after, plain = _embedder_outputs(model, instance)
-        assert torch.equal(after, plain)
-        assert not torch.equal(after, before)
-    finally:
-        model.load_state_dict(state)
-        model.eval()
-        model.embedder_precision = "float32"
-        model.zero_grad()
-
-
-def test_training_and_gradients_use_the_weights_themselves(predictor):
-    """With gradients on, the embedder is called directly, so the weights get gradients."""
-    model = predictor._model
-    instance = predictor._json_to_instance({"tokens": SENTENCE})
-    tokens = _tokens(model, instance)
-    model.embedder_precision = "bfloat16"
-    try:
-        with torch.autocast("cpu", dtype=torch.bfloat16):
-            model._embed(tokens).float().sum().backward()
-        linear = [m for m in model.text_field_embedder.modules() if isinstance(m, torch.nn.Linear)]
-        assert any(m.weight.grad is not None for m in linear)
-    finally:
-        model.embedder_precision = "float32"
-        model.zero_grad()
-
-
 def _cpu_bfloat16(monkeypatch, native: bool) -> None:
     """Make torch report a CPU with (or without) native bfloat16 arithmetic."""
     monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: native)
@@ -265,7 +171,7 @@ def test_native_autocast_dtype_of_each_device(monkeypatch):
 
 def test_emulated_bfloat16_is_kept_with_one_warning(predictor, monkeypatch, caplog):
     _cpu_bfloat16(monkeypatch, False)
-    logger_name = "lal_allennlp.models.span_parser_base"
+    logger_name = "lal_allennlp.modules.transformer_embedder"
     with caplog.at_level("WARNING", logger=logger_name):
         predictor._model.embedder_precision = "bfloat16"
         try:

@@ -1,13 +1,13 @@
-"""Sentences longer than the transformer's positions parse, end to end (the `long_inputs`
-patch encodes them in overlapping windows); a failure on one names the sentence."""
+"""Sentences longer than the transformer's positions parse, end to end (the transformer
+embedder encodes them in overlapping windows); a failure on one names the sentence."""
 import pytest
 from allennlp.common import Params
 from allennlp.data import DatasetReader, Vocabulary
 from allennlp.models import Model
-from allennlp.modules.token_embedders import PretrainedTransformerMismatchedEmbedder
+from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
 from nltk import Tree
 
-from lal_allennlp.patches import long_inputs
+from lal_allennlp.modules.transformer_embedder import TransformerWordEmbedder
 from lal_allennlp.predictors import ParserPredictor
 from lal_allennlp.syntax.trees import parse_trees
 from tests.conftest import FIXTURES_ROOT, minilm_dir, minilm_parser_params
@@ -98,10 +98,11 @@ def test_a_failure_on_an_over_long_sentence_names_it(predictor, long_words, monk
     def out_of_memory(*args, **kwargs):
         raise RuntimeError("not enough memory: you tried to allocate 1 TB")
 
-    # The transformer fails on whatever it is given (as on a sentence too long for memory).
-    monkeypatch.setattr(long_inputs, "original_forward", out_of_memory)
+    # The transformer fails on whatever it is given (as on a sentence too long for memory): its
+    # windows, and a short sentence alone (no padding, nothing packed), go to AllenNLP's forward.
+    monkeypatch.setattr(PretrainedTransformerEmbedder, "forward", out_of_memory)
     embedder = predictor._model.text_field_embedder._token_embedders["tokens"]
-    assert isinstance(embedder, PretrainedTransformerMismatchedEmbedder)
+    assert isinstance(embedder, TransformerWordEmbedder)
     with pytest.raises(ValueError) as error:
         predictor.predict_json({"tokens": long_words})
     message = str(error.value)

@@ -122,10 +122,12 @@ def test_replace_dropout_swaps_exact_dropout_layers_only():
     assert replace_dropout(module) == 0
 
 
-def test_the_parser_gives_the_pretrained_transformer_fast_dropout():
+def test_the_parser_and_its_transformer_embedder_have_fast_dropout():
     reader = DatasetReader.from_params(Params({"type": "lal_ptb"}))
     vocab = Vocabulary.from_instances(reader.read(str(FIXTURES_ROOT / "ptb" / "train")))
-    model = Model.from_params(vocab=vocab, params=Params(minilm_parser_params(dropout=0.2)))
+    params = minilm_parser_params(dropout=0.2)
+    params["text_field_embedder"]["token_embedders"]["tokens"]["type"] = "lal_transformer"
+    model = Model.from_params(vocab=vocab, params=Params(params))
     dropouts = [m for m in model.modules() if isinstance(m, torch.nn.Dropout)]
     assert dropouts and all(type(m) is FastDropout for m in dropouts)
     # MiniLM's hidden dropout keeps its probability.

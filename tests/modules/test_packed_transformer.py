@@ -1,15 +1,18 @@
-"""A BERT encoder run without its padding rows (`packed_transformer`, and the `packed_batches`
-patch of AllenNLP's transformer embedder): the same vectors as the padded forward at every real
-word piece, on the real MiniLM; used only where it is exact (parse time, plain BERT)."""
+"""A BERT encoder run without its padding rows (`packed_transformer`, and the transformer
+embedder's word piece half that uses it, `WordPieceTransformer`): the same vectors as the padded
+forward at every real word piece, on the real MiniLM; used only where it is exact (parse time,
+plain BERT)."""
 import pytest
 import torch
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
 from transformers import BertConfig, BertModel, RobertaConfig, RobertaModel
 
 from lal_allennlp.modules.packed_transformer import packed_hidden_states, supports_packing
-from lal_allennlp.patches.long_inputs import original_forward
-from lal_allennlp.patches.packed_batches import packs
+from lal_allennlp.modules.transformer_embedder import WordPieceTransformer
 from tests.conftest import minilm_dir
+
+# AllenNLP's own (padded) forward.
+original_forward = PretrainedTransformerEmbedder.forward
 
 CLS, SEP, PAD = 101, 102, 0
 
@@ -55,35 +58,34 @@ def test_a_sentence_gets_the_same_vectors_alone_and_padded_in_a_batch(minilm):
 @pytest.mark.parametrize("last_layer_only", [True, False])
 def test_the_embedder_packs_at_parse_time_with_the_same_output(last_layer_only):
     torch.manual_seed(0)
-    embedder = PretrainedTransformerEmbedder(
+    embedder = WordPieceTransformer(
         minilm_dir(), last_layer_only=last_layer_only, transformer_kwargs={"num_hidden_layers": 2}
     ).eval()
     if not last_layer_only:  # a scalar mix far from uniform, so that a wrong layer would show
         embedder._scalar_mix.scalar_parameters[0].data.fill_(2.0)
     ids, mask = _batch([7, 25, 11, 4], seed=2)
     with torch.no_grad():
-        assert packs(embedder, ids, mask, torch.zeros_like(ids))
-        patched = embedder(ids, mask, type_ids=torch.zeros_like(ids))
+        assert embedder.packs(ids, mask, torch.zeros_like(ids))
+        packed = embedder(ids, mask, type_ids=torch.zeros_like(ids))
         padded = original_forward(embedder, ids, mask, type_ids=torch.zeros_like(ids))
-    torch.testing.assert_close(patched[mask], padded[mask], rtol=1e-5, atol=1e-5)
-    assert not patched[~mask].any()
+    torch.testing.assert_close(packed[mask], padded[mask], rtol=1e-5, atol=1e-5)
+    assert not packed[~mask].any()
 
 
 def test_packing_only_where_it_is_exact_and_pays(minilm):
-    embedder = PretrainedTransformerEmbedder(
-        minilm_dir(), transformer_kwargs={"num_hidden_layers": 1}
-    ).eval()
+    embedder = WordPieceTransformer(minilm_dir(), transformer_kwargs={"num_hidden_layers": 1})
+    embedder.eval()
     ids, mask = _batch([6, 9])
     with torch.no_grad():
-        assert packs(embedder, ids, mask, None)
-        assert not packs(embedder, ids[:, :6], mask[:, :6] | True, None)  # no padding
-        assert not packs(embedder, ids, mask, torch.ones_like(ids))  # a second segment
-        assert not packs(embedder.train(), ids, mask, None)  # training mode
-    assert not packs(embedder.eval(), ids, mask, None)  # gradients on
-    # Beyond the transformer's positions, the long_inputs patch's windows take over.
+        assert embedder.packs(ids, mask, None)
+        assert not embedder.packs(ids[:, :6], mask[:, :6] | True, None)  # no padding
+        assert not embedder.packs(ids, mask, torch.ones_like(ids))  # a second segment
+        assert not embedder.train().packs(ids, mask, None)  # training mode
+    assert not embedder.eval().packs(ids, mask, None)  # gradients on
+    # Beyond the transformer's positions, the windows take over.
     long_ids, long_mask = _batch([600, 20])
     with torch.no_grad():
-        assert not packs(embedder, long_ids, long_mask, None)
+        assert not embedder.packs(long_ids, long_mask, None)
     assert supports_packing(minilm)
     tiny = {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2}
     tiny["intermediate_size"] = 64

@@ -159,7 +159,7 @@ def test_configuration_errors():
         make_encoder(attention_window=2, window_mode="loose")
     with pytest.raises(ConfigurationError, match="even"):
         make_encoder(d_model=15)
-    # Inputs longer than max_len are encoded in windows (tests/patches/test_long_inputs.py).
+    # Inputs longer than max_len are encoded in windows (tests/modules/test_long_inputs.py).
 
 
 def test_feature_dropout_drops_a_feature_at_every_position_of_a_sequence():

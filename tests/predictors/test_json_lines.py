@@ -23,6 +23,7 @@ from lal_allennlp.predictors import (
     UnsupervisedParserPredictor,
 )
 from lal_allennlp.predictors.checked import InputLine
+from lal_allennlp.predictors.inputs import InputError
 from lal_allennlp.syntax.trees import parse_trees
 from tests.conftest import FIXTURES_ROOT
 
@@ -179,3 +180,54 @@ def test_a_line_that_is_not_utf8_fails_alone(span_predictor, tmp_path):
     assert [output.get("words") for output in outputs] == [["Prices", "fell", "."], None,
                                                            ["Done"]]
     assert outputs[1]["error"].startswith('JSON line 2: "sentence" holds the lone surrogate')
+
+
+def _count_forward_passes(predictor, monkeypatch) -> List[int]:
+    """The size of every batch that reaches the model's forward pass, recorded as they come."""
+    forward = predictor._model.forward_on_instances
+    sizes: List[int] = []
+
+    def forward_on_instances(instances):
+        sizes.append(len(instances))
+        return forward(instances)
+
+    monkeypatch.setattr(predictor._model, "forward_on_instances", forward_on_instances)
+    return sizes
+
+
+def test_a_failing_line_reaches_the_model_in_its_batch_and_once_alone(span_predictor, tmp_path,
+                                                                     monkeypatch):
+    span_predictor._lines_read = 0
+    sizes = _count_forward_passes(span_predictor, monkeypatch)
+    lines = [
+        json.dumps({"sentence": "Prices fell ."}),
+        json.dumps({"sentence": "Yes", "explain": True}),  # fails in the forward pass
+        json.dumps({"tokens": []}),  # fails its check: never reaches the model
+        json.dumps({"sentence": "Done ."}),
+    ]
+    outputs = [json.loads(line) for line in _predict(span_predictor, tmp_path, lines, 4)]
+    assert sizes == [3, 1, 1, 1]
+    assert [output.get("words") for output in outputs] == [
+        ["Prices", "fell", "."], None, None, ["Done", "."]
+    ]
+    assert outputs[1]["error"].startswith("JSON line 2: Explanations need a label attention")
+    assert outputs[2]["error"].startswith('JSON line 3: "tokens" is empty')
+
+
+def test_outcomes_give_each_failure_in_its_request_s_place(span_predictor, monkeypatch):
+    good = [{"sentence": "Prices fell ."}, {"tokens": ["Done", "."]}]
+    expected = [span_predictor.predict_json(request) for request in good]
+    sizes = _count_forward_passes(span_predictor, monkeypatch)
+    outcomes = span_predictor.predict_batch_outcomes(
+        [good[0], {"tokens": []}, {"sentence": "Yes", "explain": True}, good[1]]
+    )
+    assert sizes == [3, 1, 1, 1]
+    assert [outcomes[0], outcomes[3]] == expected
+    assert isinstance(outcomes[1], InputError) and '"tokens" is empty' in str(outcomes[1])
+    assert isinstance(outcomes[2], ConfigurationError)
+    assert "Explanations need a label attention layer" in str(outcomes[2])
+    # `predict_batch_json` raises them instead: a bad request before anything is parsed.
+    sizes.clear()
+    with pytest.raises(InputError, match='"tokens" is empty'):
+        span_predictor.predict_batch_json([good[0], {"tokens": []}])
+    assert sizes == []

@@ -1,24 +1,25 @@
 """Sentences longer than a model's learned positions, encoded in overlapping windows: the
-window plan against brute force, the patched transformer embedder (unchanged within the limit,
-stitched by the central-part rule beyond it, on the real MiniLM) and the partitioned
-transformer's windows; and the joint span decoder's memory guard for long sentences."""
+window plan against brute force, the transformer embedder's word piece half
+(`WordPieceTransformer`: AllenNLP's output within the limit, stitched by the central-part rule
+beyond it, on the real MiniLM) and the partitioned transformer's windows. (The joint span
+decoder's memory guard for long sentences is tested in `tests/decoding/test_memory.py`.)"""
 import itertools
 from types import SimpleNamespace
 
-import numpy as np
 import pytest
 import torch
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
 from transformers import RobertaConfig, RobertaModel, XLNetConfig
 
-from lal_allennlp.decoding import joint_span
 from lal_allennlp.modules import LabelAttentionStack, PartitionedTransformerEncoder
 from lal_allennlp.modules.label_attention import LabelAttentionLayer
 from lal_allennlp.modules.overlapping_windows import choose_windows, plan_windows, window_starts
+from lal_allennlp.modules.transformer_embedder import WordPieceTransformer
 from lal_allennlp.modules.word_piece_limit import transformer_position_limit
-from lal_allennlp.patches.long_inputs import _forward as windows_forward
-from lal_allennlp.patches.long_inputs import embed_in_windows, original_forward
 from tests.conftest import minilm_dir
+
+# AllenNLP's own forward, which the windows call on each batch of windows.
+original_forward = PretrainedTransformerEmbedder.forward
 
 CLS, SEP, PAD = 101, 102, 0
 
@@ -102,7 +103,7 @@ def embedders():
     """MiniLM's first layer, with the last layer's vectors and with a scalar mix of layers."""
     torch.manual_seed(0)
     built = {
-        last: PretrainedTransformerEmbedder(
+        last: WordPieceTransformer(
             minilm_dir(), last_layer_only=last, transformer_kwargs={"num_hidden_layers": 2}
         ).eval()
         for last in (True, False)
@@ -127,7 +128,9 @@ def word_pieces(lengths, seed=0):
 
 def test_minilm_reads_512_word_pieces(embedders):
     assert transformer_position_limit(embedders[True]) == 512
-    assert PretrainedTransformerEmbedder.forward is not original_forward  # the patch is applied
+    ids, _ = word_pieces([513, 9])
+    assert embedders[True].window_limit(ids) == 512
+    assert embedders[True].window_limit(ids[:, :512]) is None
 
 
 def test_position_limits_of_other_transformers():
@@ -152,11 +155,10 @@ def test_within_the_limit_the_output_is_the_original_bit_for_bit(
     for lengths in ([512, 40], [300, 7, 120]):
         ids, mask = word_pieces(lengths)
         type_ids = (torch.arange(ids.size(1)) >= 3).long().expand_as(ids) if with_type_ids else None
-        with torch.no_grad():
-            # this patch's forward (the embedder's own goes on to `packed_batches` first)
-            patched = windows_forward(embedder, ids, mask, type_ids=type_ids)
-            original = original_forward(embedder, ids, mask, type_ids=type_ids)
-        assert torch.equal(patched, original)
+        # With gradients on (as in training) nothing is packed: the unpacked path alone.
+        ours = embedder(ids, mask, type_ids=type_ids)
+        original = original_forward(embedder, ids, mask, type_ids=type_ids)
+        assert torch.equal(ours, original)
 
 
 @pytest.mark.parametrize("last_layer_only", [True, False])
@@ -177,7 +179,7 @@ def test_long_rows_are_stitched_from_explicit_windows(embedders, last_layer_only
     window_types = torch.ones_like(window_ids) if with_type_ids else None
     with torch.no_grad():
         outputs = original_forward(embedder, window_ids, window_mask, type_ids=window_types)
-        stitched = embed_in_windows(embedder, ids, mask, type_ids, window_length=12)
+        stitched = embedder.embed_in_windows(ids, mask, type_ids, window_length=12)
         alone_types = None if type_ids is None else type_ids[1:, :9]
         alone = original_forward(embedder, ids[1:, :9], mask[1:, :9], type_ids=alone_types)
 
@@ -268,47 +270,3 @@ def test_lal_stack_without_self_attention_layers_reads_past_max_len():
     # The label attention reads the whole sentence at once.
     assert label_attention.last_attention.shape == (1, 3, 25)
     torch.testing.assert_close(label_attention.last_attention.sum(-1), torch.ones(1, 3))
-
-
-def test_joint_span_decoder_refuses_a_workspace_larger_than_memory(monkeypatch):
-    # The workspace grows as n^3. S/E: for each start or end a and chunk of 8 heads (chunk c:
-    # heads 8 c + 1 .. 8 c + 8), the cells b > a (n - a of them) if the chunk or the next one
-    # holds heads above a, the cells b < a (a of them) if the chunk or the one before holds heads
-    # up to a, and a margin of n + 1 cells before and after; X: one row of the n heads (in whole
-    # chunks of 8) per end of a block of 8 ends.
-    def charts(n):
-        chunks = (n + 7) // 8
-        se = 2 * (n + 1)
-        for a in range(n + 1):
-            for c in range(chunks):
-                above = 8 * (c + 1) + 8 > a
-                below = 8 * (c - 1) + 1 <= a
-                se += n + 1 if above and below else (n - a if above else a)
-        x = 8 * 8 * chunks
-        return 8 * (8 * se + x)  # float64
-
-    for n in (1000, 2000):
-        needed = joint_span.workspace_bytes(n, np.float64)
-        assert charts(n) < needed < charts(n) * 1.01
-    assert 5.07 * 2**30 < joint_span.workspace_bytes(1000, np.float64) < 5.10 * 2**30
-    rng = np.random.default_rng(0)
-    lengths = np.array([30, 30, 30])
-    span_scores = rng.standard_normal((3, 31, 31, 4))
-    arc_scores = rng.standard_normal((3, 31, 31))
-    expected = joint_span.joint_span_decode(span_scores, arc_scores, lengths)
-    one_workspace = joint_span.workspace_bytes(30, np.float64)
-    # The sentences one at a time (lanes=False; by default 3 of 30 words go 8 at a time in vector
-    # lanes, whose workspace, for at most LANE_MAX_LEN words, is a few MB).
-    # Workspaces this small skip the check (it reads the system's figures); make it run.
-    monkeypatch.setattr(joint_span, "_available_memory_bytes", lambda: 0)
-    assert joint_span._workers_that_fit(30, np.float64, 3) == 3
-    monkeypatch.setattr(joint_span, "_UNCHECKED_BYTES", 0)
-    # Room for one workspace: one worker, the same trees.
-    monkeypatch.setattr(joint_span, "_available_memory_bytes", lambda: one_workspace + 1)
-    assert joint_span._workers_that_fit(30, np.float64, 3) == 1
-    spans, heads, _ = joint_span.joint_span_decode(span_scores, arc_scores, lengths, lanes=False)
-    assert all(np.array_equal(a, b) for a, b in zip(spans + heads, expected[0] + expected[1]))
-    # No room: a clear error instead of the system killing the process.
-    monkeypatch.setattr(joint_span, "_available_memory_bytes", lambda: one_workspace - 1)
-    with pytest.raises(MemoryError, match="workspace for a sentence of 30 words"):
-        joint_span.joint_span_decode(span_scores, arc_scores, lengths, lanes=False)

@@ -1,0 +1,40 @@
+"""
+What a model's parses hold. Every model of the package declares it (its `capabilities`
+property), so that the ways in (`lal_allennlp.api.Parser`, `lal-parse`, `lal-serve`,
+`lal-explain`, the spaCy component) ask the model instead of testing its class.
+"""
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ParseCapabilities:
+    """
+    What a model gives for a sentence, for its configuration (a label attention layer in the
+    encoder, the span loss it was trained with, a tagging head).
+
+    # Parameters
+
+    trees : `bool`
+        Constituency trees (`tree` and `spans` of the predictor's output): every family but
+        the transition-based dependency parser.
+    heads : `bool`
+        Dependencies (`heads`, `dependency_labels`) and CoNLL-U (`conllu`): the joint span
+        parser and the dependency parser.
+    pos_tags : `bool`
+        Predicted POS tags (a tagging head trained with the parser); without one, the
+        `pos_tags` of a span parser's output are the tags given with the words (or `UNK`).
+    explanations : `bool`
+        Whether `explain` gives explanations: label attention and head contributions (span
+        parsers whose encoder holds a Label Attention Layer), link probabilities (the Tree
+        Transformer).
+    confidences : `bool`
+        Whether `confidence` gives span confidences, the tree CRF's labelled marginals:
+        `lal_span_parser` models trained with `span_loss: "crf"` (the joint parser's decode is
+        not the CRF's, so it gives none, whatever its loss).
+    """
+
+    trees: bool
+    heads: bool
+    pos_tags: bool
+    explanations: bool
+    confidences: bool
