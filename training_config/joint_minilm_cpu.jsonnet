@@ -2,10 +2,10 @@
 // MiniLM-L6 (all-MiniLM-L6-v2, fine-tuned) -> one BiLSTM layer -> fencepost span features ->
 // joint span label scores (with <H>) + biaffine arcs and dependency labels -> the exact joint
 // span decoder with lambda = 0.5. Sized for the PTB WSJ sample on 2 CPU cores.
-//   TRAIN_PATH  e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159 (dir + WSJ file-id range)
-//   DEV_PATH    e.g. ../shared/data/ptb-sample/trees/wsj_0160-0179
+//   TRAIN_PATH  e.g. DATA/ptb-sample/trees/wsj_0001-0159 (dir + WSJ file-id range)
+//   DEV_PATH    e.g. DATA/ptb-sample/trees/wsj_0160-0179
 //   DEPS_DIR    folder of dependency files named like the tree files (wsj_0001.dp, CoNLL-X/U
-//               or Malt-TAB), e.g. ../shared/data/ptb-sample/deps
+//               or Malt-TAB), e.g. DATA/ptb-sample/deps
 //   MINILM_DIR  directory of the MiniLM model (`make minilm-dir` prints it)
 local parsers = import 'parsers.libsonnet';
 local model_name = std.extVar('MINILM_DIR');

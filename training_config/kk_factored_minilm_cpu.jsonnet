@@ -5,7 +5,7 @@
 // CRF loss, optimizer, learning rates, frozen layers and the 14.5-minute wall-clock budget (at
 // most 50 epochs) are those of the LAL config; only the encoder differs. Dev EVALB scores the
 // brackets with the gold POS tags.
-//   TRAIN_PATH, DEV_PATH  e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
+//   TRAIN_PATH, DEV_PATH  e.g. DATA/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
 //   MINILM_DIR            the MiniLM model directory (`make minilm-dir` prints it)
 local parsers = import 'parsers.libsonnet';
 local model_name = std.extVar('MINILM_DIR');

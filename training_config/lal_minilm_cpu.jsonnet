@@ -11,7 +11,7 @@
 // Departs from the paper's stack (no partitioned self-attention layers; `layers=k` of
 // `lal_stack` puts them back) for this budget; dev EVALB scores the brackets with the gold POS
 // tags. `kk_factored_minilm_cpu.jsonnet` is the same setting with Kitaev & Klein's encoder.
-//   TRAIN_PATH, DEV_PATH  e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
+//   TRAIN_PATH, DEV_PATH  e.g. DATA/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
 //   MINILM_DIR            the MiniLM model directory (`make minilm-dir` prints it)
 local parsers = import 'parsers.libsonnet';
 local model_name = std.extVar('MINILM_DIR');

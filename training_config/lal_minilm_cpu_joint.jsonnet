@@ -10,9 +10,9 @@
 // autocast where the CPU has native bfloat16 arithmetic (AVX-512 BF16 or AMX) and in float32
 // elsewhere, where emulated bfloat16 is several times slower (the embedder's `precision: 'auto'`),
 // 14.5 minutes of training (`time_budget`), dev EVALB with gold POS tags.
-//   TRAIN_PATH, DEV_PATH  e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
+//   TRAIN_PATH, DEV_PATH  e.g. DATA/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
 //   DEPS_DIR              dependency files named like the tree files (wsj_0001.dp: Malt-TAB,
-//                         CoNLL-X or CoNLL-U), e.g. ../shared/data/ptb-sample/deps; the WSJ
+//                         CoNLL-X or CoNLL-U), e.g. DATA/ptb-sample/deps; the WSJ
 //                         sample's .dp files have no labels, so each arc is labelled P_M from
 //                         the tree (the word's maximal projection M and its parent P)
 //   MINILM_DIR            the MiniLM model directory (`make minilm-dir` prints it)

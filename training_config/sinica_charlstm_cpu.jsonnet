@@ -3,7 +3,7 @@
 // per word -> one BiLSTM layer -> fencepost span features -> label MLP -> CKY, hinge loss, POS
 // tagging head. No pretrained model (MiniLM-L6 is English-only). Sized for the Sinica Treebank
 // sample (Traditional Chinese, Academia Sinica labels; not CTB) on 2 CPU cores.
-//   SINICA_TREES  e.g. ../shared/data/sinica/sinica-train-dev.trees (one tree per line); the
+//   SINICA_TREES  e.g. DATA/sinica/sinica-train-dev.trees (one tree per line); the
 //                 first 8,000 trees train (`[:8000]`), the other 1,000 are dev (`[8000:]`),
 //                 see the tree selection of the `lal_ptb` reader.
 local parsers = import 'parsers.libsonnet';

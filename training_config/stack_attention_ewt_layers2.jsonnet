@@ -1,7 +1,7 @@
 // Zhang et al. (2017), table 3: two attention layers (l = 2), otherwise as
 // stack_attention_ewt_cpu.jsonnet.
-//   DEP_TRAIN  e.g. ../shared/data/ud/en_ewt/en_ewt-ud-train.conllu
-//   DEP_DEV    e.g. ../shared/data/ud/en_ewt/en_ewt-ud-dev.conllu
+//   DEP_TRAIN  e.g. DATA/ud/en_ewt/en_ewt-ud-train.conllu
+//   DEP_DEV    e.g. DATA/ud/en_ewt/en_ewt-ud-dev.conllu
 local parsers = import 'parsers.libsonnet';
 
 parsers.stack_attention_cpu(std.extVar('DEP_TRAIN'), std.extVar('DEP_DEV'), attention_layers=2)

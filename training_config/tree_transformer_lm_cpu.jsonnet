@@ -6,9 +6,9 @@
 // (`authors=true`: scores / 256, the link scorer's own LayerNorm, zero prior diagonal), which
 // gave far better trees than the paper's equations in this budget; a higher peak learning rate
 // (5e-4, warm-up then decay) than the paper's constant 1e-4 for the short budget.
-//   TRAIN_PATHS  comma-separated, e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159,
-//                ../shared/data/ud/en_ewt/en_ewt-ud-train.conllu
-//   DEV_PATH     e.g. ../shared/data/ptb-sample/trees/wsj_0160-0179
+//   TRAIN_PATHS  comma-separated, e.g. DATA/ptb-sample/trees/wsj_0001-0159,
+//                DATA/ud/en_ewt/en_ewt-ud-train.conllu
+//   DEV_PATH     e.g. DATA/ptb-sample/trees/wsj_0160-0179
 local parsers = import 'parsers.libsonnet';
 
 parsers.lm_training(

@@ -4,7 +4,7 @@
 // 256, 8 heads, d_ff 512; no added positions, MiniLM has them) -> span features -> label MLP
 // -> CKY. Inputs, tree CRF loss, optimizer, learning rates, frozen layers and the 14.5-minute
 // budget are those of the Kitaev & Klein config; only the encoder differs.
-//   TRAIN_PATH, DEV_PATH  e.g. ../shared/data/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
+//   TRAIN_PATH, DEV_PATH  e.g. DATA/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
 //   MINILM_DIR            the MiniLM model directory (`make minilm-dir` prints it)
 local parsers = import 'parsers.libsonnet';
 local model_name = std.extVar('MINILM_DIR');
