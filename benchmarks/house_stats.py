@@ -11,7 +11,7 @@ shims and patches applied when the package is imported.
   included, resolved to modules of ``lal_allennlp``; importing a package counts as importing
   its ``__init__``, not its children), with more than one module.
 - Shims and patches are the calls in the bodies of ``apply_shims`` (``_compat/shims.py``) and
-  ``apply_patches`` (``patches/__init__.py``), each of which installs one.
+  ``apply_patches`` (``patches/__init__.py``), or the tuple of patches that body loops over.
 """
 import ast
 import sys
@@ -123,10 +123,25 @@ def _only_through_init(component: List[str], graph: Dict[str, Set[str]]) -> bool
 
 
 def applied_at_import(root: Path, file: str, function: str) -> List[str]:
+    """The calls in the body of ``function`` in ``file``; where the body loops over a
+    module-level tuple (``for patch in PATCHES: patch()``), that tuple's names."""
     path = root / PACKAGE / file
     if not path.is_file():
         return []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tuples = {
+        target.id: [ast.unparse(item) for item in node.value.elts]
+        for node in tree.body
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            loops = [s for s in node.body if isinstance(s, ast.For)]
+            if loops and isinstance(loops[0].iter, ast.Name) and loops[0].iter.id in tuples:
+                return tuples[loops[0].iter.id]
+    for node in ast.walk(tree):
         if isinstance(node, ast.FunctionDef) and node.name == function:
             return [
                 ast.unparse(call.func)

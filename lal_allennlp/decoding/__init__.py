@@ -6,7 +6,7 @@ Chart decoders: numpy in, numpy out (no torch, no vocabulary), each a numba kern
 - `joint_span`: the exact joint span (HPSG) decoder of Zhou & Zhao (2019), a constituency
   tree and a projective dependency tree that agree; its label tables in `joint_span_tables`,
   its O(n^4) chart fill and traceback in `joint_span_one`.
-- `kernels`: the numba helpers they share (vectorisable max, prefetch, 8-lane vector code).
+- `kernels`: the numba helpers they share (vectorisable max, 8-lane vector code).
 - `memory`: the workspaces' allocation and how many fit in the memory available.
 - `_numba_cache`: numba's on-disk cache of these kernels, keyed on all of the package's sources
   (installed here, before any kernel is defined).
@@ -14,6 +14,7 @@ Chart decoders: numpy in, numpy out (no torch, no vocabulary), each a numba kern
 Their readable references, and the authors' O(n^5) joint-span recurrence, live in
 `tests/oracles/`, where the tests compare the kernels with them and with brute force.
 """
+
 from lal_allennlp.decoding import _numba_cache
 
 _numba_cache.install()

@@ -25,8 +25,7 @@ Design (the benchmark is ``benchmarks/cky_speed.py``):
   reduction over each span's L contiguous scores, read once in row-major (streaming) order with
   the vectorisable max of :mod:`~lal_allennlp.decoding.kernels`. Argmax labels and split points
   are recovered only for the 2n - 1 spans of the best tree when tracing back, by finding the first
-  index that reaches the max: no backpointer chart is kept at all. The label pass reads far more
-  memory than the rest of the decoder, so it prefetches the scores of a span a few spans ahead.
+  index that reaches the max: no backpointer chart is kept at all.
 * The best-score chart is stored symmetrically, ``chart[i, j] == chart[j, i]``, so for span (i, j)
   both operands of ``chart[i, k] + chart[k, j]`` are contiguous rows (``chart[i, i+1:j]`` and
   ``chart[j, i+1:j]``) and the split max vectorises too.
@@ -41,17 +40,9 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from lal_allennlp.decoding.kernels import (
-    FASTMATH,
-    first_equal,
-    maxnum,
-    prefetch_row,
-    segment_max,
-)
+from lal_allennlp.decoding.kernels import FASTMATH, first_equal, maxnum, segment_max
 
 __all__ = ["cky_decode"]
-
-_PREFETCH_AHEAD = 8  # the label pass prefetches the span this many spans ahead (in memory order)
 
 
 @njit(cache=True, fastmath=FASTMATH)
@@ -100,13 +91,6 @@ def _label_pass(sent, gold, b, use_gold, n, label_max):  # pragma: no cover - co
     """
     for i in range(n):
         for j in range(i + 1, n + 1):
-            # Prefetch the span _PREFETCH_AHEAD places further in this order: the rest of row i,
-            # then row i + 1 from (i + 1, i + 2).
-            ahead = j + _PREFETCH_AHEAD
-            if ahead <= n:
-                prefetch_row(sent[i, ahead])
-            elif i + 1 + ahead - n <= n:
-                prefetch_row(sent[i + 1, i + 1 + ahead - n])
             g = gold[b, i, j] if use_gold else -1
             label_max[i, j] = _label_max(sent[i, j], g, use_gold)
 

@@ -77,7 +77,6 @@ sum over spans of (j - i)(j - i - 1) ~ n^4 / 12 (the O(n^5) loop does 2 * n^5 / 
 updates). It is exact bit for bit because rounding is monotone: ``fl(fl(a) + c)`` is
 non-decreasing in ``a``, so ``fl(max_d fl(X + arc) + multi) == max_d fl(fl(X + arc) + multi)``.
 
-
 Layout: ``DL`` and ``multi`` of a span are stored in the free parts of two charts, ``S[i, k, h]``
 (indexed by start: ``multi[i, k, h]`` for h in (i, k], ``DL[i, k, h]`` for h > k) and
 ``E[j, k, h]`` (indexed by end: ``DR[k, j, h]`` for h <= k, ``multi[k, j, h]`` for h in (k, j]),

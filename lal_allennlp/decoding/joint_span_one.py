@@ -1,45 +1,31 @@
 """The joint span decoder's O(n^4) chart fill and traceback, one sentence at a time.
 
 The recurrence, the charts ``S``, ``E``, ``X`` and the tie rules are those of
-:mod:`~lal_allennlp.decoding.joint_span` (its docstring); this module lays them out in memory
-and runs them with the 8-lane vector kernels of :mod:`~lal_allennlp.decoding.kernels`.
+:mod:`~lal_allennlp.decoding.joint_span` (its docstring); this module lays the charts out in
+memory and fills them with the 8-lane vector kernels of :mod:`~lal_allennlp.decoding.kernels`.
 
-Layout
-------
-The charts are stored by chunks of 8 heads (:func:`chunk_row`): for a start i (S) or an end j
-(E) and a chunk of heads, the 8 lanes of k = 0, 1, ..., n follow one another. The split maximum
-of a chunk of heads (:func:`~lal_allennlp.decoding.kernels.split_max`) is then an 8-lane vector
-loop over k that reads two contiguous runs of memory. Head h is in lane h - 1 (the root, h = 0,
-has no cells), so the heads of a sentence of a multiple of 8 words fill whole chunks. Every
-kernel works on whole chunks of 8 heads and the workspaces start on a 64-byte boundary, so the
-vector loads and stores are aligned and never straddle two cache lines; the lanes of a chunk
-outside the range are computed and never read, or, where an attachment shares a chunk with a
-span's own heads, masked out of the store.
+Layout. The charts are stored by chunks of 8 heads (:func:`chunk_row`): for a start i (S) or an
+end j (E) and a chunk of heads, the 8 lanes of k = 0, 1, ..., n follow one another, so the split
+maximum of a chunk of heads is an 8-lane loop over k that reads two contiguous runs of memory.
+Head h is in lane h - 1 (the root, h = 0, has no cells). Every kernel works on whole chunks, and
+the workspaces start on a 64-byte boundary, so the vector loads and stores are aligned; lanes
+outside a span's range are computed and never read, or, where an attachment shares a chunk with
+a span's own heads, masked out of the store. ``S`` only uses cells (a, b) with a < b and ``E``
+cells with a > b, so the two share one buffer, which holds only the cells some head of a chunk
+uses (:func:`se_layout`): about 2 n^3 / 3 numbers. X, the value of a span as a dependent, is only
+read by the span's own attachments, right after its split maxima, and by the traceback for the
+n - 1 arcs of the best tree, which recomputes those few values; so X holds only the rows of one
+start's spans in a block of 8 ends.
 
-``S`` only uses cells (a, b) with a < b and ``E`` cells (j, k) with j > k, so the two share one
-buffer, which holds for each start or end and chunk of heads only the cells that some head of
-the chunk uses (:func:`se_layout`): about 2 n^3 / 3 numbers. X, the value of each span as a
-dependent, is only read by the span's own attachments, right after its split maxima, and by the
-traceback for the n - 1 arcs of the best tree, which recomputes those few values from S and E;
-so X holds only the rows of one start's spans in a block of 8 ends.
-
-Order
------
-Spans are filled in blocks of 8 consecutive ends (:func:`fill_charts`), within a block by
-decreasing start, then increasing end: the S cells of one start are read for the 8 ends in a
-row while the E cells of the block's ends stay in cache. Each span takes its split maxima
+Order. Spans are filled in blocks of 8 consecutive ends (:func:`fill_charts`), within a block by
+decreasing start, then increasing end: the S cells of one start are read for the 8 ends in a row
+while the E cells of the block's ends stay in cache. Each span takes its split maxima
 (:func:`span_value`), then attaches, as a dependent, to every head outside it
 (:func:`attach_outside`).
 
-No back-pointers are kept: the traceback (:func:`trace_back`) recomputes, for the 2n - 1 nodes of
-the best tree only, the first (k, d) whose candidate equals the node's maximum (O(n) per node),
-which is the tie rule.
-
-Phases
-------
-:data:`PHASES` names the steps of a sentence, in order: the label tables and the transposed arcs
-(``labels``), the chart fill (``fill``), the root and the traceback (``traceback``).
-:func:`decode_phases` runs a batch up to a given phase, so that a benchmark can time each.
+Phases. :data:`PHASES` names the steps of a sentence: the label tables and the transposed arcs
+(``labels``), the chart fill (``fill``), the root and the traceback (``traceback``);
+:func:`decode_phases` runs a batch up to one of them, for benchmarks that time each.
 """
 
 import functools
@@ -314,7 +300,7 @@ def trace_back(
     top = 1
     pos = 0
     while top > 0:
-        top, i, j, h = pop_node(stack, top, pos, out_spans, sent)
+        top, i, j, h = pop_node(stack, top, pos, out_spans)
         pos += 1
         if j - i == 1:
             continue
@@ -345,14 +331,11 @@ def _decode_sentence(
     """Decode one sentence up to phase ``last_phase`` (an index into :data:`PHASES`; all of
     them: 2); returns the tree score (working dtype) after the traceback, else 0.
 
-    sent: (>= n + 1, >= n + 1, L); arc: (>= n + 1, >= n + 1) [head, dependent]. se: the S/E
-    chart (:func:`se_layout`, whose table goes to ``rows``); X: ``_END_BLOCK`` rows of
-    ``stride`` (the heads 1..n in whole chunks of 8, head h at h - 1); arc_t: (n + 1) x stride,
-    by chunks of heads (:func:`_transpose_arcs`); lab_buf: 2 (n + 1)^2. Chart contents (see
-    :mod:`~lal_allennlp.decoding.joint_span`), for cell (a, b): S: multi[a, b, h] for h in
-    (a, b], DL[a, b, h] for h > b; E (cell (j, k)): DR[k, j, h] for h <= k, multi[k, j, h] for
-    h in (k, j]; X: the value of (a, b, h) as a dependent, while the attachments of (a, b) read
-    it.
+    sent: (>= n + 1, >= n + 1, L); arc: (>= n + 1, >= n + 1) [head, dependent]; se, X and
+    arc_t: a worker's rows of :func:`workspaces` (the S/E chart, X, the transposed arcs);
+    rows: (n + 1) x chunks int64, for :func:`se_layout`; lab_buf: 2 (n + 1)^2 for the label
+    tables; stack: (>= n + 1, 4) int64. X is free once the root is chosen: the traceback uses
+    it as its scratch rows.
     """
     size = n + 1
     label_one = lab_buf[: size * size].reshape((size, size))

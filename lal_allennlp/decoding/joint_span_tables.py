@@ -10,7 +10,7 @@ each node plays (the root, a head child, a dependent child).
 
 from numba import njit
 
-from lal_allennlp.decoding.kernels import FASTMATH, first_equal, maxnum, prefetch_row, segment_max
+from lal_allennlp.decoding.kernels import FASTMATH, first_equal, maxnum, segment_max
 
 __all__ = [
     "EMPTY",
@@ -65,11 +65,7 @@ def node_label(row, first, one_value, use_one):  # pragma: no cover - compiled c
 @njit(cache=True, fastmath=FASTMATH)
 def label_nodes(out_spans, n, sent, label_one):  # pragma: no cover - compiled code
     """Replace the role in column 2 of each of the 2n - 1 rows (i, j, role) of out_spans by the
-    label that the node takes in that role (label_one: 2-d, ``label_one[i, j]``).
-
-    The traceback runs this after the whole tree is traced, having prefetched each node's label
-    scores when it met it (:func:`pop_node`): the scores are long out of the caches after the
-    chart fill, and this way the misses overlap instead of stalling each node in turn."""
+    label that the node takes in that role (label_one: 2-d, ``label_one[i, j]``)."""
     for pos in range(2 * n - 1):
         i = out_spans[pos, 0]
         j = out_spans[pos, 1]
@@ -103,15 +99,14 @@ def push(stack, top, i, j, h, role):  # pragma: no cover - compiled code
 
 
 @njit(cache=True, fastmath=FASTMATH, inline="always")
-def pop_node(stack, top, pos, out_spans, sent):  # pragma: no cover - compiled code
+def pop_node(stack, top, pos, out_spans):  # pragma: no cover - compiled code
     """Pop the traceback's next node (i, j, head, role) off ``stack`` (``top`` entries) and write
-    (i, j, role) at row ``pos`` of out_spans: the role for now, the label at the end
-    (:func:`label_nodes`), whose label scores this prefetches. Returns (top, i, j, head)."""
+    (i, j, role) at row ``pos`` of out_spans: the role for now, the label once the tree is
+    traced (:func:`label_nodes`). Returns (top, i, j, head)."""
     top -= 1
     i = stack[top, 0]
     j = stack[top, 1]
     out_spans[pos, 0] = i
     out_spans[pos, 1] = j
     out_spans[pos, 2] = stack[top, 3]
-    prefetch_row(sent[i, j])  # long out of the caches after the chart fill
     return top, i, j, stack[top, 2]

@@ -462,9 +462,7 @@ for dtype in ("float32", "float64"):
     out[f"{dtype}_scores"] = scores
 np.savez(sys.argv[2], **out)
 """
-    env = dict(
-        os.environ, NUMBA_CPU_NAME="x86-64", NUMBA_CACHE_DIR=str(tmp_path / "numba_cache")
-    )
+    env = dict(os.environ, NUMBA_CPU_NAME="x86-64", NUMBA_CACHE_DIR=str(tmp_path / "numba_cache"))
     env.pop("NUMBA_CPU_FEATURES", None)
     subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "batch.npz"), str(tmp_path / "out.npz")],
@@ -497,10 +495,8 @@ def test_bad_inputs_are_reported() -> None:
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_node_label_is_the_smallest_maximiser(dtype) -> None:
-    """The traceback's label search skips whole blocks of labels: it must still return the
-    smallest maximiser wherever it lies (ties within and across blocks, at a block's edge, in a
-    last partial block, rows of -inf), and the empty label when that scores at least as much
-    (a ``multi`` role)."""
+    """The traceback's label search returns the smallest maximiser wherever it lies (ties, rows
+    of -inf), and the empty label when that scores at least as much (a ``multi`` role)."""
     rng = np.random.default_rng(62)
     for num_labels in (3, 16, 17, 18, 19, 33, 112):
         for case in range(300):
