@@ -11,9 +11,9 @@ the order of the variants is reversed from one pass to the next, so that a slowe
 machine hits both. Before timing, each worker parses each bucket once (numba's kernels, the
 allocations); the trees and heads of every variant must be the same, or the run stops.
 
-The sentences: the gold tokens of a treebank (``--treebank``, Penn Treebank ``.mrg`` files or a
-range ``DIR/wsj_0160-0179``; ``-NONE-`` elements removed), all of them as the bucket ``all``,
-then length buckets ``LO-HI`` (words, both included): the treebank's sentences of those lengths,
+The sentences: the gold tokens of a treebank (``--treebank``, any path the ``lal_ptb`` reader
+takes, e.g. a range ``DIR/wsj_0160-0179``; normalised as the reader does), all of them as the
+bucket ``all``, then length buckets ``LO-HI`` (words, both included): the treebank's sentences of those lengths,
 and where there are fewer than ``--per-bucket``, sentences made by joining consecutive sentences
 of the treebank until the length falls in the bucket.
 
@@ -31,59 +31,23 @@ that compile the same decoder sources differently (an environment switch read at
 """
 
 import argparse
-import glob
 import hashlib
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
 import time
 from typing import Dict, List, Tuple
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from timing import treebank_sentences  # noqa: E402  (benchmarks/timing.py)
+
 Sentence = List[str]
 
 
 # ------------------------------------------------------------------------------------------
 # The sentences.
-
-
-def read_treebank(path: str) -> List[Sentence]:
-    """The words of every tree of the ``.mrg`` files at ``path``: a file, a folder, or a range
-    ``DIR/PREFIXnnnn-mmmm`` of files ``PREFIXnnnn.mrg`` to ``PREFIXmmmm.mrg``."""
-    from nltk import Tree
-
-    match = re.fullmatch(r"(.*?)(\d+)-(\d+)", path)
-    if os.path.isdir(path):
-        files = sorted(glob.glob(os.path.join(path, "*.mrg")))
-    elif match and not os.path.exists(path):
-        prefix, first, last = match.groups()
-        width = len(first)
-        files = [f"{prefix}{number:0{width}d}.mrg" for number in range(int(first), int(last) + 1)]
-        files = [name for name in files if os.path.exists(name)]
-    else:
-        files = [path]
-    if not files:
-        raise SystemExit(f"No treebank files at {path}.")
-    sentences = []
-    for name in files:
-        with open(name, encoding="utf-8") as treebank:
-            text = treebank.read()
-        depth, start = 0, None
-        for position, char in enumerate(text):  # one tree per top-level bracket
-            if char == "(":
-                if depth == 0:
-                    start = position
-                depth += 1
-            elif char == ")":
-                depth -= 1
-                if depth == 0:
-                    tree = Tree.fromstring(text[start : position + 1])
-                    words = [word for word, tag in tree.pos() if tag != "-NONE-"]
-                    if words:
-                        sentences.append(words)
-    return sentences
 
 
 def bucket_sentences(sentences: List[Sentence], low: int, high: int, count: int) -> List[Sentence]:
@@ -257,7 +221,7 @@ def main() -> None:
     if len(args.variant) < 2:
         parser.error("give at least two --variant NAME=PATH")
 
-    sentences = read_treebank(args.treebank)
+    sentences = treebank_sentences(args.treebank)
     buckets: Dict[str, List[Sentence]] = {"all": sentences}
     for bucket in args.buckets:
         low, high = (int(x) for x in bucket.split("-"))

@@ -29,20 +29,8 @@ from typing import Dict, List
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 DEFAULT_TREEBANK = str(REPO_ROOT.parent / "shared/data/ptb-sample/trees/wsj_0160-0179")
-
-
-def treebank_sentences(path: str) -> List[List[str]]:
-    from lal_allennlp.dataset_readers import resolve_treebank_paths
-    from lal_allennlp.syntax.trees import normalise_tree, parse_trees, tree_to_spans
-
-    sentences = []
-    for file in resolve_treebank_paths(path):
-        with open(file, encoding="utf-8") as treebank:
-            for tree, _ in parse_trees(treebank.read(), source=file):
-                normalised = normalise_tree(tree)
-                if normalised is not None:
-                    sentences.append(tree_to_spans(normalised)[0])
-    return sentences
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import treebank_sentences  # noqa: E402  (benchmarks/timing.py)
 
 
 def resident_mib(pid: int) -> float:

@@ -37,3 +37,19 @@ def growth_exponent(lengths: Sequence[int], times: Sequence[float]) -> float:
 def load_average() -> str:
     """The 1, 5 and 15 minute load averages, for reports from a shared machine."""
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def treebank_sentences(path: str) -> List[List[str]]:
+    """The gold words of every tree at ``path`` (any path the ``lal_ptb`` reader takes: a file,
+    folder, glob or WSJ range), read and normalised as the reader does, for timing parses."""
+    from lal_allennlp.dataset_readers import resolve_treebank_paths
+    from lal_allennlp.syntax.trees import normalise_tree, parse_trees, tree_to_spans
+
+    sentences = []
+    for file in resolve_treebank_paths(path):
+        with open(file, encoding="utf-8") as treebank:
+            for tree, _ in parse_trees(treebank.read(), source=file):
+                normalised = normalise_tree(tree)
+                if normalised is not None:
+                    sentences.append(tree_to_spans(normalised)[0])
+    return sentences
