@@ -71,6 +71,7 @@ setup(
             "lal-explain=lal_allennlp.commands.explain:main",
             "lal-score-unsupervised=lal_allennlp.commands.score_unsupervised:main",
             "lal-serve=lal_allennlp.commands.serve:main",
+            "lal-analyze=lal_allennlp.commands.analyze:main",
         ],
         # spaCy finds the `lal_parser` pipeline component here, without an import.
         "spacy_factories": ["lal_parser = lal_allennlp.spacy_component:make_lal_parser"],

@@ -7,7 +7,8 @@ predictor with AllenNLP. The folders follow the flow of data:
 
     syntax (pure trees and formats) -> dataset_readers (instances) -> modules (encoders,
     scorers) -> structs (charts as distributions: loss, marginals, decode) -> decoding (numba
-    kernels) -> models -> metrics -> predictors / commands
+    kernels) -> models -> metrics -> predictors / commands; analysis and experiments (the
+    `allennlp grid` subcommand) on top
 """
 from lal_allennlp._compat import apply_shims
 
@@ -19,4 +20,5 @@ apply_patches()
 
 from lal_allennlp import syntax, dataset_readers, decoding, metrics, modules  # noqa: E402
 from lal_allennlp import structs, models, predictors, training  # noqa: E402
+from lal_allennlp import experiments  # noqa: E402  (registers `allennlp grid`)
 from lal_allennlp.api import Parser, ParseResult  # noqa: E402

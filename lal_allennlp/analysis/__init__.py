@@ -1,0 +1,1 @@
+"""Analyses of parser outputs: significance tests, error analysis, head contributions over a corpus."""

@@ -1,0 +1,332 @@
+"""
+Grid files: a comparative experiment as data (jsonnet), checked before anything trains.
+
+A grid names one base training config, named variants (each an override object on that config,
+or its own config), seeds, one training budget for every run, the files each model is evaluated
+on, and optionally a reference variant for the significance tests and published numbers per
+variant and metric:
+
+    {
+      name: 'lal_table1_cpu',
+      config: '../training_config/lal_minilm_cpu_joint.jsonnet',  // relative to the grid file
+      budget_minutes: 2.5,               // the `time_budget` callback's minutes, every run
+      seeds: [1, 2, 3],                  // random_seed = numpy_seed = pytorch_seed
+      overrides: { ... },                // on every variant
+      evaluate: { dev: std.extVar('DEV_PATH') },
+      reference_variant: 'PFL yes, RD no',
+      reference_source: 'Mrini et al. 2020, Table 1 (PTB test)',
+      variants: [
+        { name: 'PFL yes, RD no', overrides: { model: { encoder: { ... } } },
+          reference: { F1: 96.38, UAS: 97.42, LAS: 96.26 } },
+        { name: 'K&K', config: '../training_config/kk_factored_minilm_cpu_joint.jsonnet' },
+      ],
+    }
+
+Overrides merge into the evaluated config object by object; a list or a scalar replaces what is
+there. Every key of an override must name something the config has: a misspelt key would
+otherwise train a copy of the base model under the variant's name. A key written `'+name'`
+adds `name` where the config has no such key yet (an optional argument the config leaves at
+its default). Grid files and configs see the environment as `std.extVar`s, as `allennlp train`
+gives them.
+
+Each run (variant, seed) is identified by the hash of its final config, so a run that two grids
+share (the base model of two ablation tables) is trained once and found by both.
+"""
+from dataclasses import dataclass, field
+import hashlib
+import json
+import os
+import re
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+# The table's metric names and the model metric each is read from (fractions become percent).
+METRICS: Dict[str, str] = {
+    "F1": "evalb_f1",
+    "P": "evalb_precision",
+    "R": "evalb_recall",
+    "UAS": "UAS",
+    "LAS": "LAS",
+    "POS": "pos_accuracy",
+}
+
+_KNOWN_KEYS = {
+    "name",
+    "config",
+    "budget_minutes",
+    "seeds",
+    "overrides",
+    "evaluate",
+    "reference_variant",
+    "reference_source",
+    "variants",
+    "metrics",
+    "description",
+}
+_VARIANT_KEYS = {"name", "config", "overrides", "reference", "description"}
+
+
+class GridError(ValueError):
+    """A grid that cannot run: the message names the grid file and the entry."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training of a grid: a variant with a seed, its final config and identity."""
+
+    variant: str
+    seed: int
+    config: Dict[str, Any] = field(hash=False, compare=False)
+    key: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.variant} · seed {self.seed}"
+
+
+@dataclass
+class Variant:
+    name: str
+    config_path: str
+    overrides: Dict[str, Any]
+    reference: Dict[str, float]
+    description: str = ""
+
+
+@dataclass
+class Grid:
+    path: str
+    name: str
+    variants: List[Variant]
+    seeds: List[int]
+    evaluate: Dict[str, str]
+    budget_minutes: Optional[float]
+    reference_variant: Optional[str]
+    reference_source: str
+    metrics: List[str]
+    description: str
+    runs: List[Run]
+
+    def variant(self, name: str) -> Variant:
+        return next(v for v in self.variants if v.name == name)
+
+    def runs_of(self, variant: str) -> List[Run]:
+        return [run for run in self.runs if run.variant == variant]
+
+
+def slug(text: str) -> str:
+    """A file-name-safe form of a variant or grid name."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", text).strip("_").lower() or "variant"
+
+
+def _evaluate_jsonnet(path: str, ext_vars: Mapping[str, str]) -> Any:
+    import _jsonnet
+
+    try:
+        return json.loads(_jsonnet.evaluate_file(path, ext_vars=dict(ext_vars)))
+    except RuntimeError as error:
+        raise GridError(f"{path}: {str(error).strip()}") from error
+
+
+def merge_overrides(
+    config: Dict[str, Any], overrides: Mapping[str, Any], where: str, config_name: str
+) -> Dict[str, Any]:
+    """
+    `config` with `overrides` merged in (a new object; neither input changes). Raises
+    `GridError` naming `where` for a key that matches nothing in the config (unless written
+    `'+key'`, which adds it).
+    """
+    merged = dict(config)
+    for raw_key, value in overrides.items():
+        adding = raw_key.startswith("+")
+        key = raw_key[1:] if adding else raw_key
+        path = f"{where}.{key}" if where else key
+        if key not in merged and not adding:
+            known = ", ".join(sorted(merged)) or "none"
+            raise GridError(
+                f"override key {path!r} matches nothing in {config_name} (keys there: {known}); "
+                f"fix the name, or write '+{key}' to add a key the config does not set"
+            )
+        if adding and key in merged:
+            raise GridError(
+                f"override key {raw_key!r} at {where or 'the top'} adds {key!r}, which "
+                f"{config_name} already has: drop the '+'"
+            )
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge_overrides(merged[key], value, path, config_name)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _set_budget(config: Dict[str, Any], minutes: float, config_name: str) -> None:
+    callbacks = config.get("trainer", {}).get("callbacks") or []
+    budgets = [c for c in callbacks if isinstance(c, dict) and c.get("type") == "time_budget"]
+    if not budgets:
+        raise GridError(
+            f"budget_minutes is set but {config_name} has no time_budget callback in "
+            "trainer.callbacks: leave budget_minutes out, or use a config with a wall-clock budget"
+        )
+    for budget in budgets:
+        budget["minutes"] = minutes
+
+
+def run_key(config: Mapping[str, Any]) -> str:
+    """The identity of a run: a hash of its final config (keys sorted)."""
+    text = json.dumps(config, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _number(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise GridError(f"{what} must be a number, got {value!r}")
+    return float(value)
+
+
+def load_grid(path: str, ext_vars: Optional[Mapping[str, str]] = None) -> Grid:
+    """
+    Reads and checks the grid file `path`: every variant's config is evaluated and its
+    overrides applied, the evaluation files must exist, and names must be unique. Any problem
+    is a `GridError` that names the grid file and the entry, raised before anything trains.
+    """
+    if not os.path.isfile(path):
+        raise GridError(f"{path}: no such grid file")
+    ext_vars = dict(os.environ if ext_vars is None else ext_vars)
+    spec = _evaluate_jsonnet(path, ext_vars)
+    where = os.path.relpath(path)
+
+    def fail(message: str) -> GridError:
+        return GridError(f"{where}: {message}")
+
+    if not isinstance(spec, dict):
+        raise fail("a grid file must evaluate to an object")
+    unknown = sorted(set(spec) - _KNOWN_KEYS)
+    if unknown:
+        raise fail(f"unknown key(s) {', '.join(unknown)}; a grid has {', '.join(sorted(_KNOWN_KEYS))}")
+    base_dir = os.path.dirname(os.path.abspath(path))
+    name = spec.get("name") or os.path.splitext(os.path.basename(path))[0]
+
+    seeds = spec.get("seeds", [1])
+    if not isinstance(seeds, list) or not seeds:
+        raise fail("seeds must be a non-empty list of integers")
+    if any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
+        raise fail(f"seeds must be integers, got {seeds}")
+    if len(set(seeds)) != len(seeds):
+        raise fail(f"seeds {seeds} repeat a seed")
+
+    budget = spec.get("budget_minutes")
+    if budget is not None:
+        budget = _number(budget, f"{where}: budget_minutes")
+        if budget <= 0:
+            raise fail(f"budget_minutes must be positive, got {budget}")
+
+    evaluate = spec.get("evaluate") or {}
+    if not isinstance(evaluate, dict) or not evaluate:
+        raise fail("evaluate must name at least one file to evaluate on, e.g. {dev: '...'}")
+    for eval_name, eval_path in evaluate.items():
+        if not isinstance(eval_path, str) or not eval_path:
+            raise fail(f"evaluate.{eval_name} must be a path, got {eval_path!r}")
+
+    metrics = spec.get("metrics", ["F1", "UAS", "LAS", "POS"])
+    bad_metrics = [m for m in metrics if m not in METRICS]
+    if bad_metrics:
+        raise fail(f"unknown metric(s) {bad_metrics}; the metrics are {', '.join(METRICS)}")
+
+    raw_variants = spec.get("variants")
+    if not isinstance(raw_variants, list) or not raw_variants:
+        raise fail("variants must be a non-empty list of objects with a name")
+    base_config = spec.get("config")
+    common = spec.get("overrides") or {}
+    variants: List[Variant] = []
+    seen: Dict[str, int] = {}
+    for index, raw in enumerate(raw_variants):
+        entry = f"variants[{index}]"
+        if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not raw["name"]:
+            raise fail(f"{entry} must be an object with a non-empty name")
+        variant_name = raw["name"]
+        entry = f"variant {variant_name!r} ({entry})"
+        if variant_name in seen:
+            raise fail(f"{entry} has the same name as variants[{seen[variant_name]}]: names must be unique")
+        seen[variant_name] = index
+        extra = sorted(set(raw) - _VARIANT_KEYS)
+        if extra:
+            raise fail(f"{entry}: unknown key(s) {', '.join(extra)}; a variant has {', '.join(sorted(_VARIANT_KEYS))}")
+        config_path = raw.get("config", base_config)
+        if not isinstance(config_path, str):
+            raise fail(f"{entry} has no config, and the grid names no base config")
+        config_path = os.path.normpath(os.path.join(base_dir, config_path))
+        if not os.path.isfile(config_path):
+            raise fail(f"{entry}: config {config_path} does not exist")
+        reference = raw.get("reference") or {}
+        for metric, value in reference.items():
+            if metric not in METRICS:
+                raise fail(f"{entry}: reference metric {metric!r} is not one of {', '.join(METRICS)}")
+            _number(value, f"{where}: {entry}: reference {metric}")
+        variants.append(
+            Variant(
+                variant_name,
+                config_path,
+                raw.get("overrides") or {},
+                {k: float(v) for k, v in reference.items()},
+                raw.get("description", ""),
+            )
+        )
+    reference_variant = spec.get("reference_variant")
+    if reference_variant is not None and reference_variant not in seen:
+        raise fail(f"reference_variant {reference_variant!r} is not one of the variants ({', '.join(seen)})")
+
+    runs: List[Run] = []
+    evaluated: Dict[str, Any] = {}
+    for variant in variants:
+        if variant.config_path not in evaluated:
+            evaluated[variant.config_path] = _evaluate_jsonnet(variant.config_path, ext_vars)
+        config_name = os.path.relpath(variant.config_path)
+        try:
+            config = merge_overrides(evaluated[variant.config_path], common, "", config_name)
+            config = merge_overrides(config, variant.overrides, "", config_name)
+        except GridError as error:
+            raise fail(f"variant {variant.name!r}: {error}") from None
+        config = json.loads(json.dumps(config))
+        if budget is not None:
+            try:
+                _set_budget(config, budget, config_name)
+            except GridError as error:
+                raise fail(f"variant {variant.name!r}: {error}") from None
+        for seed in seeds:
+            seeded = dict(config, random_seed=seed, numpy_seed=seed, pytorch_seed=seed)
+            runs.append(Run(variant.name, seed, seeded, run_key(seeded)))
+    return Grid(
+        path=os.path.abspath(path),
+        name=name,
+        variants=variants,
+        seeds=list(seeds),
+        evaluate=dict(evaluate),
+        budget_minutes=budget,
+        reference_variant=reference_variant,
+        reference_source=spec.get("reference_source", ""),
+        metrics=list(metrics),
+        description=spec.get("description", ""),
+        runs=runs,
+    )
+
+
+def check_evaluation_files(grid: Grid) -> List[Tuple[str, str]]:
+    """The evaluation files that do not exist (name, path); the runner refuses to start then."""
+    from glob import glob
+
+    missing = []
+    for name, path in grid.evaluate.items():
+        if not (os.path.exists(path) or glob(path) or _is_file_range(path)):
+            missing.append((name, path))
+    return missing
+
+
+def _is_file_range(path: str) -> bool:
+    """`DIR/wsj_0160-0179`: the PTB reader's range of numbered files."""
+    match = re.match(r"^(.*?)(\d+)-(\d+)$", os.path.basename(path))
+    if not match:
+        return False
+    prefix, first = match.group(1), match.group(2)
+    directory = os.path.dirname(path) or "."
+    return os.path.isdir(directory) and any(
+        name.startswith(prefix + first) for name in os.listdir(directory)
+    )
