@@ -4,22 +4,17 @@
 // Layer with 112 heads, d_kv = d_proj = 128, PFL on, RD off; span scores and biaffine
 // dependency scores decoded together with lambda = 0.5; learning rate 5e-5, batches of 100
 // sentences, one GPU. The published numbers use Stanford basic dependencies (PTB-SD 3.3.0),
-// converted from the trees with the user's own tools.
+// converted from the trees with the user's own tools. The `lal_ablation_*` configs are this
+// model with the switches of the paper's Tables 1 and 2.
 //   PTB_TRAIN, PTB_DEV    treebank paths, e.g. /data/wsj/wsj_0200-2199 and wsj_2200-2299
 //   PTB_DEPS              folder of dependency files named like the tree files
 //                         (wsj_0200.conllx, ...; CoNLL-X, CoNLL-U or Malt-TAB)
 //   TRANSFORMER_MODEL     local directory of xlnet-large-cased
 local parsers = import 'parsers.libsonnet';
-local model_name = std.extVar('TRANSFORMER_MODEL');
-local deps = std.extVar('PTB_DEPS');
 
-parsers.gpu_training(
+parsers.lal_xlnet_joint(
   std.extVar('PTB_TRAIN'),
   std.extVar('PTB_DEV'),
-  parsers.ptb_reader(model_name, max_length=300, dependencies_dir=deps),
-  parsers.joint_parser(
-    parsers.transformer_embedder(model_name),
-    parsers.lal_stack(1024),
-    span_loss='hinge',
-  ),
-) + { validation_dataset_reader: parsers.ptb_reader(model_name, dependencies_dir=deps) }
+  std.extVar('TRANSFORMER_MODEL'),
+  std.extVar('PTB_DEPS'),
+)

@@ -268,6 +268,24 @@
     },
   },
 
+  // The LAL paper's best English model with its decoder, the joint span (HPSG) parser, on a GPU
+  // (`lal_xlnet_ptb_joint.jsonnet`): XLNet-large features, 3 partitioned self-attention layers,
+  // one Label Attention Layer of 112 heads, hinge span loss, lambda = 0.5; `deps` the folder of
+  // dependency files. The switches of its Tables 1 and 2 as in `lal_stack` (`pfl`, `rd`, `qv`,
+  // `conc`), and `layers` the self-attention layers below the LAL (sec. 4.1).
+  lal_xlnet_joint(train_path, dev_path, model_name, deps, layers=3, pfl=true, rd=false, qv=true,
+                  conc=true)::
+    $.gpu_training(
+      train_path,
+      dev_path,
+      $.ptb_reader(model_name, max_length=300, dependencies_dir=deps),
+      $.joint_parser(
+        $.transformer_embedder(model_name),
+        $.lal_stack(1024, layers=layers, pfl=pfl, rd=rd, qv=qv, conc=conc),
+        span_loss='hinge',
+      ),
+    ) + { validation_dataset_reader: $.ptb_reader(model_name, dependencies_dir=deps) },
+
   // Masked language model training as the Tree Transformer's authors: raw words (lowercased,
   // digits -> N, punctuation removed, sentences over 70 words skipped) from `train_paths`
   // (comma-separated treebank, CoNLL-U or plain-text paths), words seen once map to the
