@@ -12,6 +12,7 @@ The predictions file (`write_predictions`, `read_predictions`) is JSON lines, on
 sentence of the treebank in its order, with the fields of `SentencePrediction` (trees as
 one-line bracketed strings).
 """
+
 import dataclasses
 from dataclasses import dataclass
 import json

@@ -4,4 +4,5 @@ runs on Optuna (`runner`), their tables, significance tests and curves (`report`
 `allennlp grid` subcommand (`subcommand`). Importing this package registers the subcommand;
 Optuna and matplotlib are imported only when a grid runs.
 """
+
 from lal_allennlp.experiments import subcommand  # noqa: F401

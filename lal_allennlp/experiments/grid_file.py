@@ -32,6 +32,7 @@ gives them.
 Each run (variant, seed) is identified by the hash of its final config, so a run that two grids
 share (the base model of two ablation tables) is trained once and found by both.
 """
+
 from dataclasses import dataclass, field
 import hashlib
 import json
@@ -201,7 +202,9 @@ def load_grid(path: str, ext_vars: Optional[Mapping[str, str]] = None) -> Grid:
         raise fail("a grid file must evaluate to an object")
     unknown = sorted(set(spec) - _KNOWN_KEYS)
     if unknown:
-        raise fail(f"unknown key(s) {', '.join(unknown)}; a grid has {', '.join(sorted(_KNOWN_KEYS))}")
+        raise fail(
+            f"unknown key(s) {', '.join(unknown)}; a grid has {', '.join(sorted(_KNOWN_KEYS))}"
+        )
     base_dir = os.path.dirname(os.path.abspath(path))
     name = spec.get("name") or os.path.splitext(os.path.basename(path))[0]
 
@@ -245,11 +248,15 @@ def load_grid(path: str, ext_vars: Optional[Mapping[str, str]] = None) -> Grid:
         variant_name = raw["name"]
         entry = f"variant {variant_name!r} ({entry})"
         if variant_name in seen:
-            raise fail(f"{entry} has the same name as variants[{seen[variant_name]}]: names must be unique")
+            raise fail(
+                f"{entry} has the same name as variants[{seen[variant_name]}]: names must be unique"
+            )
         seen[variant_name] = index
         extra = sorted(set(raw) - _VARIANT_KEYS)
         if extra:
-            raise fail(f"{entry}: unknown key(s) {', '.join(extra)}; a variant has {', '.join(sorted(_VARIANT_KEYS))}")
+            raise fail(
+                f"{entry}: unknown key(s) {', '.join(extra)}; a variant has {', '.join(sorted(_VARIANT_KEYS))}"
+            )
         config_path = raw.get("config", base_config)
         if not isinstance(config_path, str):
             raise fail(f"{entry} has no config, and the grid names no base config")
@@ -259,7 +266,9 @@ def load_grid(path: str, ext_vars: Optional[Mapping[str, str]] = None) -> Grid:
         reference = raw.get("reference") or {}
         for metric, value in reference.items():
             if metric not in METRICS:
-                raise fail(f"{entry}: reference metric {metric!r} is not one of {', '.join(METRICS)}")
+                raise fail(
+                    f"{entry}: reference metric {metric!r} is not one of {', '.join(METRICS)}"
+                )
             _number(value, f"{where}: {entry}: reference {metric}")
         variants.append(
             Variant(
@@ -272,7 +281,9 @@ def load_grid(path: str, ext_vars: Optional[Mapping[str, str]] = None) -> Grid:
         )
     reference_variant = spec.get("reference_variant")
     if reference_variant is not None and reference_variant not in seen:
-        raise fail(f"reference_variant {reference_variant!r} is not one of the variants ({', '.join(seen)})")
+        raise fail(
+            f"reference_variant {reference_variant!r} is not one of the variants ({', '.join(seen)})"
+        )
 
     runs: List[Run] = []
     evaluated: Dict[str, Any] = {}

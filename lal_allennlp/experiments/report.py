@@ -10,6 +10,7 @@ counts for F1, the per-sentence attachment counts for UAS and LAS. Seeds are pai
 one variant with seed k of the other) and their sentences pooled, so the test sees every
 prediction of both variants; the p-value of each seed alone is in the CSV.
 """
+
 import csv
 import math
 import os
@@ -166,7 +167,9 @@ class GridReport:
     def markdown(self, eval_name: str, rows: List[Dict[str, Any]]) -> str:
         grid = self.grid
         metrics = grid.metrics
-        tested = [m for m in TESTED if m in metrics and any(r["p"].get(m) is not None for r in rows)]
+        tested = [
+            m for m in TESTED if m in metrics and any(r["p"].get(m) is not None for r in rows)
+        ]
         referenced = [m for m in metrics if any(m in r["reference"] for r in rows)]
         header = ["variant", "seeds"] + metrics + ["epochs", "train min"]
         header += [f"p ({m})" for m in tested]
@@ -196,7 +199,9 @@ class GridReport:
             cells.append(format_mean_sd(row["train_minutes"]) if row["train_minutes"] else "–")
             for metric in tested:
                 cells.append(
-                    "ref." if row["variant"] == grid.reference_variant else format_p(row["p"].get(metric))
+                    "ref."
+                    if row["variant"] == grid.reference_variant
+                    else format_p(row["p"].get(metric))
                 )
             for metric in referenced:
                 value = row["reference"].get(metric)

@@ -22,6 +22,7 @@ Each run's folder keeps `config.json` (what was trained), `train.log`, the seria
 `model/`, `eval/NAME.jsonl` (per-sentence predictions, for the significance tests) and
 `result.json` (metrics per evaluation file, epochs, training time, the dev curve).
 """
+
 import contextlib
 import datetime
 import fcntl
@@ -122,7 +123,10 @@ class RunFolder:
             epoch = int(metrics["epoch"])
             # A recovered training counts its duration from the recovery; add what came before.
             offset = sum(s["seconds"] for s in segments if s["before_epoch"] <= epoch)
-            point = {"epoch": epoch, "minutes": (offset + _duration(metrics["training_duration"])) / 60}
+            point = {
+                "epoch": epoch,
+                "minutes": (offset + _duration(metrics["training_duration"])) / 60,
+            }
             for name, metric in METRICS.items():
                 value = metrics.get(f"validation_{metric}")
                 if value is not None:

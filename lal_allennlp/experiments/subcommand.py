@@ -11,6 +11,7 @@ tables from the runs finished so far; `check` reads the grid and every config an
 runs, training nothing. A bad grid is refused before anything trains, with a message naming the
 grid file and the entry.
 """
+
 import argparse
 import os
 import sys
@@ -80,7 +81,12 @@ class GridCommand(Subcommand):
 
 
 def _main(args: argparse.Namespace) -> None:
-    from lal_allennlp.experiments.grid_file import GridError, check_evaluation_files, load_grid, slug
+    from lal_allennlp.experiments.grid_file import (
+        GridError,
+        check_evaluation_files,
+        load_grid,
+        slug,
+    )
 
     try:
         grid = load_grid(args.grid_file)
@@ -101,7 +107,10 @@ def _main(args: argparse.Namespace) -> None:
         missing = check_evaluation_files(grid)
         if missing:
             names = ", ".join(f"{name} ({path})" for name, path in missing)
-            print(f"allennlp grid: {args.grid_file}: evaluation file(s) not found: {names}", file=sys.stderr)
+            print(
+                f"allennlp grid: {args.grid_file}: evaluation file(s) not found: {names}",
+                file=sys.stderr,
+            )
             sys.exit(2)
         runner = GridRunner(grid, out_dir, args.runs_dir, args.storage, args.heartbeat)
         runner.run(args.max_runs)

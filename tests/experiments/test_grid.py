@@ -3,15 +3,14 @@ The grid runner (`allennlp grid`): refusal of bad grids before anything trains, 
 finished run is never redone, a killed one is recovered with `--recover`), two workers sharing
 one Optuna storage, and the tables' arithmetic on fake runs.
 """
+
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 from nltk import Tree
 
@@ -62,7 +61,9 @@ def test_bad_grids_are_refused_naming_the_entry(tmp_path, variants, extra, messa
 
 
 def test_the_command_refuses_a_bad_grid_before_training(tmp_path):
-    path = write_grid(tmp_path, grid_text("{ name: 'a', overrides: { trainer: { num_epoch: 1 } } }"))
+    path = write_grid(
+        tmp_path, grid_text("{ name: 'a', overrides: { trainer: { num_epoch: 1 } } }")
+    )
     runs = tmp_path / "runs"
     result = subprocess.run(
         ALLENNLP + ["grid", "run", path, "-o", str(tmp_path / "out"), "--runs-dir", str(runs)],
