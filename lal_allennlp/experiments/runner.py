@@ -174,7 +174,20 @@ class GridRunner:
     def folder(self, run: Run) -> RunFolder:
         return RunFolder(self.runs_dir, run)
 
-    def _study(self) -> Any:
+    def _study(self, attempts: int = 5) -> Any:
+        """The grid's study, created by the first worker and loaded by the others. Workers that
+        start together race to create the storage's tables and the study: the loser retries."""
+        for attempt in range(attempts):
+            try:
+                return self._create_study()
+            except Exception as error:  # sqlalchemy's and optuna's errors of that race
+                if attempt == attempts - 1:
+                    raise
+                _log(f"opening the study failed ({type(error).__name__}); trying again")
+                time.sleep(1.0 + attempt)
+        raise AssertionError("unreachable")
+
+    def _create_study(self) -> Any:
         import warnings
 
         import optuna

@@ -167,7 +167,7 @@ def test_every_pretrained_transformer_is_this_packages_embedder_and_indexer():
             tokens = params["model"]["text_field_embedder"]["token_embedders"]["tokens"]
             assert tokens["type"] == "lal_transformer", config.name
     # The span, joint span and Tree Transformer encoder families over MiniLM, BERT or XLNet.
-    assert len(with_transformer) == 20
+    assert len(with_transformer) == 22
     assert "tree_transformer_minilm_cpu.jsonnet" in with_transformer
     assert "lal_minilm_cpu_joint.jsonnet" in with_transformer
 

@@ -205,7 +205,7 @@ def test_two_workers_share_one_storage(tmp_path):
         for _ in range(2)
     ]
     outputs = [worker.communicate(timeout=600) for worker in workers]
-    assert [worker.returncode for worker in workers] == [0, 0], outputs[0][1][-2000:]
+    assert [worker.returncode for worker in workers] == [0, 0], [e[-3000:] for _, e in outputs]
     assert set(trainings(tmp_path).values()) == {1}
     trained = sum(stderr.count(": training (") for _, stderr in outputs)
     assert trained == 4
