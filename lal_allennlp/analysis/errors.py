@@ -57,6 +57,7 @@ from lal_allennlp.metrics.evalb import (
     EvalbResult,
     _Bracket,
     _is_failure,
+    _ratio,
     _read_tree,
     _scored_brackets,
     _sentence_counts,
@@ -100,10 +101,6 @@ def bucket_index(value: int, buckets: Sequence[Bucket]) -> Optional[int]:
         if value >= low and (high is None or value <= high):
             return index
     return None
-
-
-def _ratio(numerator: int, denominator: int) -> float:
-    return numerator / denominator if denominator else 0.0
 
 
 @dataclass

@@ -82,6 +82,9 @@ class GridReport:
             if folder.finished():
                 self.results[(run.variant, run.seed)] = folder.result()
         self._predictions: Dict[Tuple[str, int, str], List[Any]] = {}
+        # Per-sentence counts, by (variant, seed, file, metric): the reference variant's are
+        # used by every row, and UAS and LAS share theirs.
+        self._counts: Dict[Tuple[str, int, str, str], Optional[np.ndarray]] = {}
 
     def missing(self) -> List[Run]:
         return [run for run in self.grid.runs if (run.variant, run.seed) not in self.results]
@@ -107,6 +110,13 @@ class GridReport:
             )
         return self._predictions[key]
 
+    def counts(self, variant: str, seed: int, eval_name: str, metric: str) -> Optional[np.ndarray]:
+        kind = "brackets" if metric == "F1" else "attachment"
+        key = (variant, seed, eval_name, kind)
+        if key not in self._counts:
+            self._counts[key] = _counts(self.predictions(variant, seed, eval_name), metric)
+        return self._counts[key]
+
     def significance(
         self, variant: str, eval_name: str, metric: str
     ) -> Tuple[Optional[float], List[Optional[float]]]:
@@ -126,8 +136,8 @@ class GridReport:
         metric_function = _metric_function(metric)
         pooled_a, pooled_b, per_seed = [], [], []
         for seed in seeds:
-            a = _counts(self.predictions(reference, seed, eval_name), metric)
-            b = _counts(self.predictions(variant, seed, eval_name), metric)
+            a = self.counts(reference, seed, eval_name, metric)
+            b = self.counts(variant, seed, eval_name, metric)
             if a is None or b is None:
                 return None, []
             pooled_a.append(a)
