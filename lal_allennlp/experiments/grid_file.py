@@ -107,9 +107,6 @@ class Grid:
     description: str
     runs: List[Run]
 
-    def variant(self, name: str) -> Variant:
-        return next(v for v in self.variants if v.name == name)
-
     def runs_of(self, variant: str) -> List[Run]:
         return [run for run in self.runs if run.variant == variant]
 
