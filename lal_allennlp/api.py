@@ -93,6 +93,24 @@ class ParseResult:
         With `confidence=True` (models trained with `span_loss: "crf"`): per span of `spans`, in
         its order, the probability under the tree CRF that the tree holds that span with exactly
         that label.
+    head_confidences : `Optional[List[float]]`
+        With `confidence=True` (joint and dependency models): per word, the model's probability
+        of its head (the joint parser's `P(head | word)`; for the transition parser, that of the
+        transition that attached the word, given the decoded history).
+    dependency_label_confidences : `Optional[List[float]]`
+        With `confidence=True` (joint and dependency models): per word, the probability of its
+        label given its head.
+    tree_probability : `Optional[float]`
+        With `confidence=True`: the model's probability of the whole parse (see the model's
+        `_confidences`).
+    sentence_confidence : `Optional[float]`
+        With `confidence=True`: the mean of the parse's confidences, the expected fraction of
+        its decisions that are right; unlike `tree_probability` it does not shrink with the
+        sentence's length, so it is the number to rank or filter parses by.
+    kbest : `Optional[List[Dict[str, Any]]]`
+        With `kbest=k` (constituency parsers and the transition parser): the k best parses,
+        best first, as the predictor gives them (`tree`, `spans`, `score`, and `probability`
+        for a CRF; `heads`, `dependency_labels`, `score` for the transition parser).
     error : `Optional[str]`
         In a result of `parse_many`, why the sentence could not be parsed (every other field
         then empty or `None`).
@@ -107,6 +125,11 @@ class ParseResult:
     explanation: Optional[Dict[str, Any]] = None
     error: Optional[str] = None
     span_confidences: Optional[List[float]] = None
+    head_confidences: Optional[List[float]] = None
+    dependency_label_confidences: Optional[List[float]] = None
+    tree_probability: Optional[float] = None
+    sentence_confidence: Optional[float] = None
+    kbest: Optional[List[Dict[str, Any]]] = None
     # The predictor's CoNLL-U text of the sentence, for `to_conllu`.
     conllu: Optional[str] = field(default=None, repr=False)
 
@@ -150,6 +173,11 @@ class ParseResult:
             ("dependency_labels", self.dependency_labels),
             ("conllu", self.conllu),
             ("span_confidences", self.span_confidences),
+            ("head_confidences", self.head_confidences),
+            ("dependency_label_confidences", self.dependency_label_confidences),
+            ("tree_probability", self.tree_probability),
+            ("sentence_confidence", self.sentence_confidence),
+            ("kbest", self.kbest),
         ):
             if value is not None:
                 output[key] = value
@@ -180,6 +208,11 @@ class ParseResult:
             dependency_labels=output.get("dependency_labels"),
             explanation=explanation or None,
             span_confidences=output.get("span_confidences"),
+            head_confidences=output.get("head_confidences"),
+            dependency_label_confidences=output.get("dependency_label_confidences"),
+            tree_probability=output.get("tree_probability"),
+            sentence_confidence=output.get("sentence_confidence"),
+            kbest=output.get("kbest"),
             conllu=output.get("conllu"),
         )
 
@@ -229,13 +262,16 @@ class Parser:
         cuda_device: int = -1,
         max_words: Optional[int] = DEFAULT_MAX_WORDS,
         precision: Optional[str] = None,
+        overrides: Optional[Mapping[str, Any]] = None,
     ) -> "Parser":
         """
         The parser of a model archive (`model.tar.gz` of `allennlp train`, or the serialization
         directory holding its `config.json`), on the GPU `cuda_device` (-1: the CPU). Longer
         sentences than `max_words` words are refused with an `InputError` (`None`: no limit).
         `precision` (`"float32"`, `"bfloat16"`, `"float16"`, `"auto"`) overrides the span parsers'
-        `embedder_precision` (`None`: the archive's own setting).
+        `embedder_precision` (`None`: the archive's own setting). `overrides`: settings of the
+        archive's config to change, as `allennlp evaluate -o` takes them (e.g.
+        `{"model.span_decoding": "mbr"}`).
         A missing path raises `FileNotFoundError`; a file that is not a model archive, or an
         archive of a model that is not one of this package's parsers, `ValueError`.
         """
@@ -245,7 +281,9 @@ class Parser:
         path = os.fspath(path)
         _check_archive(path)
         try:
-            archive = load_archive(path, cuda_device=cuda_device)
+            archive = load_archive(
+                path, cuda_device=cuda_device, overrides=dict(overrides or {})
+            )
         except (tarfile.TarError, EOFError) as error:  # such as a truncated archive
             problem = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise ValueError(
@@ -271,17 +309,21 @@ class Parser:
         tags: Optional[Sequence[str]] = None,
         explain: bool = False,
         confidence: bool = False,
+        kbest: int = 1,
     ) -> ParseResult:
         """
         The parse of `sentence`, raw text (split into Penn Treebank tokens) or a list of words,
         with `tags` (one POS tag per word; a dependency model trained with tags needs them).
         `explain`: also the model's explanation (`ParseResult.explanation`; label attention
-        parsers and the Tree Transformer). `confidence`: also the CRF probability of each span
-        (`ParseResult.span_confidences`; models trained with `span_loss: "crf"`, else a
-        `ConfigurationError`). A sentence that cannot be parsed raises the error: `InputError`
+        parsers and the Tree Transformer). `confidence`: also the model's probabilities
+        (`span_confidences` of a model trained with `span_loss: "crf"`, `head_confidences` and
+        `dependency_label_confidences` of joint and dependency models, `tree_probability`,
+        `sentence_confidence`; a model without them raises a `ConfigurationError`). `kbest`:
+        also the `kbest` best parses (`ParseResult.kbest`; constituency parsers and the
+        transition parser). A sentence that cannot be parsed raises the error: `InputError`
         for a bad sentence (empty, control characters, too long, ...).
         """
-        request = _request(sentence, tags, explain, confidence)
+        request = _request(sentence, tags, explain, confidence, kbest)
         return ParseResult.from_output(self.predictor.predict_json(request), "tags" in request)
 
     def parse_many(
@@ -291,6 +333,7 @@ class Parser:
         progress: bool = False,
         explain: bool = False,
         confidence: bool = False,
+        kbest: int = 1,
     ) -> Iterator[ParseResult]:
         """
         The parses of `sentences` (each raw text, a list of words or a request such as
@@ -300,7 +343,7 @@ class Parser:
         that cannot be parsed does not stop the others: its result has `error` set to
         `"sentence K: what was wrong"`, K its 0-based position in `sentences`. A batch with such
         a sentence is parsed again one sentence at a time, so that only that one is lost.
-        `explain` and `confidence` as for `parse`, for every sentence.
+        `explain`, `confidence` and `kbest` as for `parse`, for every sentence.
         """
         if isinstance(sentences, (str, Mapping)):
             raise TypeError(
@@ -322,7 +365,7 @@ class Parser:
                 batch = list(islice(iterator, batch_size))
                 if not batch:
                     return
-                results = self._parse_batch(batch, start, explain, confidence)
+                results = self._parse_batch(batch, start, explain, confidence, kbest)
                 if bar is not None:
                     bar.update(len(batch))
                 yield from results
@@ -332,7 +375,12 @@ class Parser:
                 bar.close()
 
     def _parse_batch(
-        self, batch: List[Sentence], start: int, explain: bool, confidence: bool = False
+        self,
+        batch: List[Sentence],
+        start: int,
+        explain: bool,
+        confidence: bool = False,
+        kbest: int = 1,
     ) -> List[ParseResult]:
         """The results of the sentences `batch`, the first at position `start` of the input.
         The predictor parses them together and, if that fails, each once more on its own
@@ -341,7 +389,7 @@ class Parser:
         requests: List[Tuple[int, Dict[str, Any]]] = []
         for offset, sentence in enumerate(batch):
             try:
-                requests.append((offset, as_request(sentence, explain, confidence)))
+                requests.append((offset, as_request(sentence, explain, confidence, kbest)))
             except InputError as error:
                 results[offset] = _failed(start + offset, error)
         outcomes = self.predictor.predict_batch_outcomes([request for _, request in requests])
@@ -381,7 +429,11 @@ def _check_archive(path: str) -> None:
 
 
 def _request(
-    sentence: Any, tags: Optional[Sequence[str]], explain: bool, confidence: bool = False
+    sentence: Any,
+    tags: Optional[Sequence[str]],
+    explain: bool,
+    confidence: bool = False,
+    kbest: int = 1,
 ) -> Dict[str, Any]:
     """The predictor request of a sentence given as text or a list of words (and tags)."""
     if isinstance(sentence, str):
@@ -398,21 +450,28 @@ def _request(
         request["explain"] = True
     if confidence:
         request["confidence"] = True
+    if kbest != 1:
+        request["kbest"] = kbest
     return request
 
 
-def as_request(sentence: Sentence, explain: bool, confidence: bool = False) -> Dict[str, Any]:
+def as_request(
+    sentence: Sentence, explain: bool, confidence: bool = False, kbest: int = 1
+) -> Dict[str, Any]:
     """The predictor request of one item of `parse_many`: a request as given (a copy, with
-    `explain` and `confidence` when true), or that of a text or list of words. Callers that
-    batch sentences of different requests (`lal-serve`) give each its own switches this way."""
+    `explain` and `confidence` when true and `kbest` when not 1), or that of a text or list of
+    words. Callers that batch sentences of different requests (`lal-serve`) give each its own
+    switches this way."""
     if isinstance(sentence, Mapping):
         request = dict(sentence)
         if explain:
             request["explain"] = True
         if confidence:
             request["confidence"] = True
+        if kbest != 1:
+            request["kbest"] = kbest
         return request
-    return _request(sentence, None, explain, confidence)
+    return _request(sentence, None, explain, confidence, kbest)
 
 
 def _failed(position: int, error: Exception) -> ParseResult:

@@ -27,13 +27,20 @@ What is set, per sentence (`doc.sents`; a doc without sentence boundaries is one
   at a span's ends are not part of it here (a sentence may begin with a newline). `parse_string`,
   `children` and `parent` of a span of a parsed sentence that is not a constituent raise
   `ValueError`, as benepar's do.
-- With `config={"confidence": True}` (models trained with `span_loss: "crf"`, see below):
-  `span._.confidence` on each constituent, the probability under the model's tree CRF that the
-  tree holds that span with exactly its labels (`ParseResult.span_confidences`, the labelled
-  marginal; a unary chain such as `S+VP` is one labelled span, so its spaCy span has one number).
-  It is `None` for a span with no labelled span of its own (a word with only its POS tag; a
-  sentence whose tree has no label over all its words, the `TOP` wrapper being no label), for
-  a span that is not a constituent, and always without `confidence`.
+- With `config={"confidence": True}` (models that give confidences, see below), the model's
+  probabilities (`ParseResult`'s confidence fields):
+  - `span._.confidence` on each constituent (models trained with `span_loss: "crf"`), the
+    probability under the model's tree CRF that the tree holds that span with exactly its
+    labels (`ParseResult.span_confidences`, the labelled marginal; a unary chain such as `S+VP`
+    is one labelled span, so its spaCy span has one number). It is `None` for a span with no
+    labelled span of its own (a word with only its POS tag; a sentence whose tree has no label
+    over all its words, the `TOP` wrapper being no label), for a span that is not a
+    constituent, and always without `confidence`;
+  - `token._.head_confidence` and `token._.dep_confidence` (joint and dependency models): the
+    probability of the token's head and of its label given the head (`None` for white space);
+  - `span._.sentence_confidence` and `span._.tree_probability` on each sentence of
+    `doc.sents` (`ParseResult.sentence_confidence`, the number to rank or filter sentences by,
+    and `tree_probability`); `None` on other spans.
 - Joint and dependency models: spaCy's own `token.head` (within the sentence; the root's head
   is itself) and `token.dep_`, the model's label for every token, the root's included (the
   joint parsers trained with head rules call it `ROOT`).
@@ -49,9 +56,10 @@ them, and for dependencies hang from the word before them (the one after, at a s
 with the label `dep`. A sentence of white space only (a trailing newline, say) is not parsed and
 gets no warning; for dependencies its first token is its root (`ROOT`), the others hang from it.
 
-`confidence` needs the CRF's marginals, which only `lal_span_parser` models trained with
-`span_loss: "crf"` define: with any other model the component is not created (a
-`ConfigurationError` says to train with `span_loss: "crf"` or to set `confidence` false).
+`confidence` needs a model that defines these probabilities (`Parser.capabilities.confidences`:
+constituency parsers trained with `span_loss: "crf"`, joint and dependency parsers): with any
+other model the component is not created (a `ConfigurationError` says what to train or to set
+`confidence` false).
 
 The Tree Transformer (`tree_transformer_lm`) leaves punctuation out of its trees, whose leaves
 then are not the sentence's tokens: its trees are not set (a warning says so).
@@ -108,6 +116,18 @@ def _register_extensions() -> None:
     if not Doc.has_extension("lal_constituents"):
         # Per doc, every constituent of its parsed sentences; `None` before the component ran.
         Doc.set_extension("lal_constituents", default=None)
+    if not Doc.has_extension("lal_sentence_confidences"):
+        # Per doc, (sentence_confidence, tree_probability) of each parsed sentence's words.
+        Doc.set_extension("lal_sentence_confidences", default=None)
+    for name in ("head_confidence", "dep_confidence"):
+        if not Token.has_extension(name):
+            Token.set_extension(name, default=None)
+    for name, getter in (
+        ("sentence_confidence", _sentence_number(0)),
+        ("tree_probability", _sentence_number(1)),
+    ):
+        if not Span.has_extension(name):
+            Span.set_extension(name, getter=getter)
     for name, getter in (
         ("parse_string", _span_parse_string),
         ("labels", _span_labels),
@@ -174,6 +194,18 @@ def _span_confidence(span: Span) -> Optional[float]:
     return None if constituent is None else constituent.confidence
 
 
+def _sentence_number(which: int) -> Any:
+    """The getter of a sentence-level confidence: entry `which` of the doc's pair for the
+    sentence that `span` is (white space at its ends left out), `None` for other spans."""
+
+    def getter(span: Span) -> Optional[float]:
+        numbers = span.doc._.lal_sentence_confidences
+        pair = None if numbers is None else numbers.get(_words_span(span))
+        return None if pair is None else pair[which]
+
+    return getter
+
+
 def _span_children(span: Span) -> Iterator[Span]:
     constituent = _constituent(span)
     children = [] if constituent is None else constituent.children
@@ -212,9 +244,9 @@ class LalParserComponent:
         Sentences per forward pass of the model (of one doc, or of the docs of one batch of
         `nlp.pipe`).
     confidence : `bool`, optional (default = `False`)
-        Whether to set `span._.confidence` (`lal_span_parser` models trained with
-        `span_loss: "crf"`; for others a `ConfigurationError` here, as parsing every sentence
-        would fail).
+        Whether to set the confidences (`span._.confidence`, `token._.head_confidence`,
+        `token._.dep_confidence`, `span._.sentence_confidence`; for a model that gives none a
+        `ConfigurationError` here, as parsing every sentence would fail).
     """
 
     def __init__(
@@ -268,19 +300,18 @@ class LalParserComponent:
 
 
 def _check_confidences(parser: Parser) -> None:
-    """A `ConfigurationError` unless `parser` gives span confidences: a `lal_span_parser`
-    trained as a tree CRF (the joint parser decodes spans and heads together, and the CRF's
-    marginals are not the probabilities of that decode)."""
+    """A `ConfigurationError` unless `parser` gives confidences (constituency parsers trained
+    as a tree CRF, joint and dependency parsers)."""
     if parser.capabilities.confidences:
         return
     model = parser.model
     span_loss = getattr(model, "span_loss", None)
     trained = f' trained with span_loss: "{span_loss}"' if span_loss is not None else ""
     raise ConfigurationError(
-        f"lal_parser: confidence=True needs span confidences, the marginals of a tree CRF, "
-        f"which lal_span_parser models trained with span_loss: \"crf\" give; this model is a "
-        f"{type(model).__name__}{trained}. Train a lal_span_parser with span_loss: \"crf\", "
-        f"or set the component's confidence to false."
+        f"lal_parser: confidence=True needs a model that gives probabilities: a constituency "
+        f"parser trained with span_loss: \"crf\", a joint or a dependency parser; this model "
+        f"is a {type(model).__name__}{trained}. Train with span_loss: \"crf\", or set the "
+        f"component's confidence to false."
     )
 
 
@@ -295,6 +326,7 @@ def _annotate(doc: Doc, parses: List[Tuple[Span, Optional[ParseResult]]]) -> Non
     """Sets the attributes of `doc` from the parses of its sentences (`None` for a sentence of
     white space only)."""
     constituents: Dict[Key, _Constituent] = {}
+    sentence_numbers: Dict[Key, Tuple[Optional[float], Optional[float]]] = {}
     heads = list(range(len(doc)))
     labels = [""] * len(doc)
     all_heads = True
@@ -327,6 +359,15 @@ def _annotate(doc: Doc, parses: List[Tuple[Span, Optional[ParseResult]]]) -> Non
             _add_constituents(Tree.fromstring(result.tree_string), words, constituents)
             if result.span_confidences is not None and result.spans is not None:
                 _add_confidences(result, words, constituents)
+        if result.sentence_confidence is not None and words:
+            key = (words[0], words[-1] + 1)
+            sentence_numbers[key] = (result.sentence_confidence, result.tree_probability)
+        for name, numbers in (
+            ("head_confidence", result.head_confidences),
+            ("dep_confidence", result.dependency_label_confidences),
+        ):
+            for index, number in zip(words, numbers or []):
+                doc[index]._.set(name, number)
         if result.pos_tags is not None:
             for index, tag in zip(words, result.pos_tags):
                 if not doc[index].tag_:
@@ -343,6 +384,7 @@ def _annotate(doc: Doc, parses: List[Tuple[Span, Optional[ParseResult]]]) -> Non
                 heads[token.i] = before[-1] if before else words[0]
                 labels[token.i] = SPACE_LABEL
     doc._.lal_constituents = constituents
+    doc._.lal_sentence_confidences = sentence_numbers
     if all_heads and parses:
         # shape (len(doc), 2): per token, the head's offset from it and the label's string id
         array = numpy.zeros((len(doc), 2), dtype="uint64")
@@ -422,8 +464,8 @@ def make_lal_parser(
     The `lal_parser` component: the parser of the model archive `model` (a `model.tar.gz` of
     `allennlp train`, or its serialization directory) on the CPU, parsing `batch_size`
     sentences per forward pass; a sentence longer than `max_words` words (`None`: no limit)
-    is not parsed. `confidence`: also set `span._.confidence` (models trained with
-    `span_loss: "crf"`; for others a `ConfigurationError`).
+    is not parsed. `confidence`: also set the confidences (models that give them; for others
+    a `ConfigurationError`).
     """
     parser = Parser.load(model, max_words=max_words)
     return LalParserComponent(nlp, name, parser, batch_size, confidence=confidence)

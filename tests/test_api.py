@@ -193,12 +193,12 @@ def test_a_batch_that_parses_reaches_the_model_once(parsers, monkeypatch):
 
 
 # What each fixture config's model can give: (trees, heads, predicted POS tags, explanations,
-# span confidences).
+# confidences).
 CAPABILITIES = {
     "span_parser": (True, False, True, False, False),  # a BiLSTM span parser, hinge loss
     "lal_parser": (True, False, True, True, True),  # label attention layer, tree CRF
-    "joint_parser": (True, True, True, False, False),
-    "stack_attention": (False, True, False, False, False),
+    "joint_parser": (True, True, True, False, True),  # hinge loss: head confidences only
+    "stack_attention": (False, True, False, False, True),
     "tree_transformer": (True, False, False, True, False),
 }
 
@@ -221,14 +221,14 @@ def test_capabilities_are_what_the_model_gives(fixture_archive, family):
     assert (result.pos_tags not in (None, tags)) == capabilities.pos_tags
     for option, key, capable in (
         ("explain", "explanation", capabilities.explanations),
-        ("confidence", "span_confidences", capabilities.confidences),
+        ("confidence", "sentence_confidence", capabilities.confidences),
     ):
         try:
             asked = parser.parse("Dogs bark .", tags=tags, **{option: True})
         except ConfigurationError:
             assert not capable, f"{family} refused {option}"
             continue
-        assert bool(getattr(asked, key)) == capable, option
+        assert (getattr(asked, key) is not None) == capable, option
 
 
 def test_parse_raises_input_errors(parsers):

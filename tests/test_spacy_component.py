@@ -353,10 +353,10 @@ def test_without_confidence_there_are_none(crf_archive):
         assert all(span._.confidence is None for span in _constituents(sentence))
 
 
-def test_confidence_with_a_model_not_trained_as_a_crf_is_refused(archives):
-    # The joint parser's fixture config keeps the default hinge loss.
+def test_confidence_with_a_model_not_trained_as_a_crf_is_refused(fixture_archive):
+    # The span parser's fixture config keeps the default hinge loss.
     with pytest.raises(ConfigurationError, match=r'confidence=True .* span_loss: "crf"') as error:
-        _pipeline(archives["joint_parser"], confidence=True)
+        _pipeline(fixture_archive("span_parser"), confidence=True)
     assert "set the component's confidence to false" in str(error.value)
     assert 'span_loss: "hinge"' in str(error.value)
 

@@ -4,6 +4,7 @@
     lal-analyze heads MODEL TREEBANK -o DIR [--measure average|softmax|both] [--min-count 20]
     lal-analyze errors MODEL TREEBANK -o DIR [--top 15]
     lal-analyze errors --predictions FILE.jsonl -o DIR [--top 15]
+    lal-analyze calibrate MODEL HELD_OUT -o DIR [--report TREEBANK] [--bins 10]
 
 - `heads`: which label attention heads contribute to which syntactic categories (Mrini et al.
   2020, sec. 2, Figure 6 and sec. 5): the mean contributions of each head to the correctly
@@ -20,6 +21,12 @@
   `--predictions`), or from a predictions file of `lal_allennlp.analysis.predictions`. Writes
   `errors.md`, `errors.json`, `errors_span_length.png`, `errors_sentence_length.png` and
   `errors_labels.png`.
+
+- `calibrate`: temperature scaling of the confidences of a parser trained as a tree CRF
+  (`lal_allennlp/analysis/calibration.py`): fitted on HELD_OUT, written into `DIR/model.tar.gz`
+  (the archive with `confidence_temperatures` in its config); with `--report`, ECE, accuracy and
+  the ranking of sentences by `sentence_confidence` before and after, on other trees
+  (`DIR/calibration.json`, `DIR/reliability.png`).
 
 TREEBANK is any path the model's dataset reader reads: a file, a folder, a glob, a WSJ range
 such as `DIR/wsj_0160-0179`, optionally with a tree selection `[:N]`.
@@ -199,6 +206,76 @@ def errors(args: argparse.Namespace, cli: argparse.ArgumentParser) -> int:
     return 0
 
 
+def calibrate(args: argparse.Namespace, cli: argparse.ArgumentParser) -> int:
+    import json
+
+    from allennlp.models.archival import load_archive
+
+    from lal_allennlp.analysis import calibration
+
+    if not os.path.isfile(args.archive):
+        return _fail(f"no model archive at {args.archive} (calibrate needs a model.tar.gz)")
+    try:
+        archive = load_archive(args.archive)
+    except (OSError, ValueError, tarfile.TarError, EOFError) as error:
+        return _fail(f"cannot load {args.archive}: {error}")
+    model = archive.model
+    if getattr(model, "span_loss", None) != "crf":
+        print(
+            f"{args.archive} holds a {type(model).__name__} that is not a span or joint parser "
+            'trained with span_loss: "crf": it has no span CRF to calibrate.',
+            file=sys.stderr,
+        )
+        return 1
+    reader = archive.validation_dataset_reader
+    try:
+        held = _read_instances(reader, args.held_out)
+        report = _read_instances(reader, args.report) if args.report else None
+    except ValueError as error:
+        return _fail(str(error))
+    print(f"fitting the temperatures on {len(held)} sentences of {args.held_out}", file=sys.stderr)
+    temperatures = calibration.fit_temperatures(
+        calibration.collect_held_out(model, held, args.batch_size), args.objective
+    )
+    os.makedirs(args.output, exist_ok=True)
+    calibrated = os.path.join(args.output, "model.tar.gz")
+    calibration.write_calibrated_archive(args.archive, calibrated, temperatures)
+    shown = ", ".join(f"{name} {value:.3f}" for name, value in temperatures.items())
+    print(f"temperatures: {shown}; wrote {calibrated}", file=sys.stderr)
+    summary: dict = {
+        "model": args.archive,
+        "held_out": args.held_out,
+        "sentences_fitted": len(held),
+        "objective": args.objective,
+        "temperatures": temperatures,
+    }
+    if report is not None:
+        reports = {}
+        for name, used in (("before", {k: 1.0 for k in temperatures}), ("after", temperatures)):
+            model.confidence_temperatures.update(used)
+            measured = calibration.measure(model, report, args.batch_size)
+            reports[name] = measured.reliability
+            summary[name] = measured.summary(args.bins)
+        summary["report"] = args.report
+        summary["sentences_reported"] = len(report)
+        picture = os.path.join(args.output, "reliability.png")
+        calibration.reliability_diagram(
+            reports, picture, args.bins, f"{os.path.basename(args.report)}, {len(report)} sentences"
+        )
+        print(f"wrote {picture}", file=sys.stderr)
+        for name in ("before", "after"):
+            eces = ", ".join(
+                f"{kind} {100 * v['ece']:.2f}" for kind, v in summary[name].items() if kind != "ranking"
+            )
+            print(f"ECE (%) {name}: {eces}", file=sys.stderr)
+    written = os.path.join(args.output, "calibration.json")
+    with open(written, "w", encoding="utf-8") as out:
+        json.dump(summary, out, indent=1)
+        out.write("\n")
+    print(f"wrote {written}", file=sys.stderr)
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     cli = argparse.ArgumentParser(
         prog=_PROG,
@@ -207,7 +284,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         epilog="Exit status: 0 on success, 1 if the model cannot do the analysis, 2 for a usage "
         "error or an input that cannot be read.",
     )
-    commands = cli.add_subparsers(dest="command", required=True, metavar="{heads,errors}")
+    commands = cli.add_subparsers(dest="command", required=True, metavar="{heads,errors,calibrate}")
     treebank_help = (
         "a treebank the model's dataset reader reads: a file, folder, glob or WSJ range such as "
         "DIR/wsj_0160-0179"
@@ -265,6 +342,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     )
     errors_cli.add_argument("--batch-size", type=int, default=32)
 
+    calibrate_cli = commands.add_parser(
+        "calibrate",
+        help="fit the confidences' temperatures on held-out trees; ECE before and after",
+        description="Temperature scaling of a span or joint parser trained as a tree CRF: the "
+        "temperatures are fitted on HELD_OUT (trees the model was not trained on) and written "
+        "into DIR/model.tar.gz, a copy of the archive; with --report, the expected calibration "
+        "error and reliability diagrams before and after on other trees (DIR/calibration.json, "
+        "DIR/reliability.png).",
+    )
+    calibrate_cli.add_argument("archive", help="a model.tar.gz trained with span_loss: crf")
+    calibrate_cli.add_argument("held_out", help="the trees to fit on: " + treebank_help)
+    calibrate_cli.add_argument(
+        "-o", "--output", required=True, help="output directory (made if missing)"
+    )
+    calibrate_cli.add_argument(
+        "--report", help="trees to measure calibration on (not those fitted on)"
+    )
+    calibrate_cli.add_argument("--bins", type=int, default=10, help="ECE bins (default: 10)")
+    calibrate_cli.add_argument(
+        "--objective",
+        choices=("output", "gold"),
+        default="output",
+        help="output (default): the cross-entropy of the output's confidences against whether "
+        "each item is right; gold: the NLL of the gold trees and heads (classic temperature "
+        "scaling)",
+    )
+    calibrate_cli.add_argument("--batch-size", type=int, default=16)
+
     args = cli.parse_args(argv)
     if getattr(args, "batch_size", 1) < 1:
         cli.error("--batch-size must be at least 1")
@@ -272,6 +377,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         cli.error(f"-o {args.output}: this is a file; give a directory")
     if args.command == "heads":
         return heads(args, heads_cli)
+    if args.command == "calibrate":
+        return calibrate(args, calibrate_cli)
     return errors(args, errors_cli)
 
 

@@ -1,5 +1,6 @@
 """
-`lal-parse MODEL_ARCHIVE [INPUT] [-o OUTPUT] [--format tree|conllu|svg|html]`: parse raw
+`lal-parse MODEL_ARCHIVE [INPUT] [-o OUTPUT] [--format tree|conllu|json|svg|html]
+[--confidence] [--kbest K] [--decode viterbi|mbr]`: parse raw
 sentences, one per line, into one bracketed tree per line, or (joint span models, dependency
 parsers) into CoNLL-U sentences, or into pictures of the trees (`lal_allennlp/drawing.py`; a
 joint span model's pictures show its dependencies too): with `svg`, `-o` names a directory that
@@ -7,7 +8,10 @@ gets one `line-0001.svg` ... per parsed line (numbered by input line; a line tha
 gets no file); with `html`, one self-contained page shows every line in input order, a line
 that gives no tree shown with the reason. A dependency parser trained with POS input needs
 tags, which raw lines do not have: such a model gets a message per line; parse with one trained
-without POS input.
+without POS input. `--format json` writes the predictor's JSON of each line; `--confidence`
+adds the model's probabilities (in JSON its confidence keys, in CoNLL-U `HeadProb=` and
+`DeprelProb=` in the MISC column and a `# sentence_confidence` comment); `--kbest K` adds the K
+best parses to the JSON; `--decode mbr` gives a tree CRF's minimum Bayes risk trees.
 
 Sentences are read from a file or stdin and parsed through `lal_allennlp.api.Parser` (the parse
 path of every way in) in batches of similar length; a progress bar goes to stderr. Output line
@@ -33,11 +37,13 @@ was not (2 for a usage error).
 import argparse
 import codecs
 import io
+import json
 import os
 import re
 import sys
 from typing import IO, Dict, Iterator, List, NamedTuple, Optional, Sequence, Union
 
+from allennlp.common.checks import ConfigurationError
 from tqdm import tqdm
 
 from lal_allennlp.api import Parser, ParseResult
@@ -45,6 +51,7 @@ from lal_allennlp.models.span_parser_base import EMBEDDER_PRECISIONS
 from lal_allennlp.predictors.checked import CheckedPredictor
 from lal_allennlp.predictors.inputs import (
     DEFAULT_MAX_WORDS,
+    MAX_KBEST,
     InputError,
     check_length,
     check_text,
@@ -122,13 +129,18 @@ def parse_all_lines(
     pretokenized: bool = False,
     encoding: str = "utf-8",
     max_words: Optional[int] = DEFAULT_MAX_WORDS,
+    confidence: bool = False,
+    kbest: int = 1,
 ) -> ParsedLines:
     """
     Parses every line with `parser` (a `Parser`, or a predictor of the package, which is
     parsed through a `Parser` around it) and returns its output (see `ParsedLines`); a line
     that cannot be parsed gets a message on `errors` naming it (`line K: ...`) and the output
-    `""`. `output_key`: `"tree"` (bracketed trees) or `"conllu"`; a model that gives none
-    (`Parser.capabilities`) is a `ValueError` before anything is parsed.
+    `""`. `output_key`: `"tree"` (bracketed trees), `"conllu"` or `"json"` (the predictor's
+    JSON of each parse, one line); a model that gives none (`Parser.capabilities`) is a
+    `ValueError` before anything is parsed. `confidence` and `kbest` are `Parser.parse_many`'s;
+    in CoNLL-U the confidences go into the MISC column (`HeadProb`, `DeprelProb`) and
+    comments (`# sentence_confidence`, `# tree_probability`).
 
     Lines are `str`, or `bytes` decoded one by one from `encoding`. With `pretokenized`, a
     line's words are the runs of characters between white space, kept as written (pre-segmented
@@ -177,12 +189,22 @@ def parse_all_lines(
     outputs: List[str] = [""] * len(lines)
     kept: List[Optional[ParseResult]] = [None] * len(lines)
     bar = tqdm(total=len(order), unit="sent", file=sys.stderr, disable=not progress)
-    results = parser.parse_many([{"tokens": tokens[i]} for i in order], batch_size=batch_size)
+    results = parser.parse_many(
+        [{"tokens": tokens[i]} for i in order],
+        batch_size=batch_size,
+        confidence=confidence,
+        kbest=kbest,
+    )
     for i, result in zip(order, results):
         if result.error is not None:
             fail(i, f"could not parse ({result.reason})")
         else:
-            output = result.tree_string if output_key == "tree" else result.conllu
+            if output_key == "json":
+                output = json.dumps(result.to_json(), ensure_ascii=False)
+            elif output_key == "conllu" and confidence:
+                output = conllu_with_confidences(result)
+            else:
+                output = result.tree_string if output_key == "tree" else result.conllu
             assert output is not None  # the model gives it (`_check_output`)
             outputs[i] = output
             kept[i] = result
@@ -192,10 +214,41 @@ def parse_all_lines(
     return ParsedLines(outputs, texts, sorted(failed), kept)
 
 
+def conllu_with_confidences(result: ParseResult) -> str:
+    """The CoNLL-U sentence of `result` with its confidences: `HeadProb=` and `DeprelProb=` in
+    each word's MISC column (added to what is there), and `# sentence_confidence` and
+    `# tree_probability` comments before the words."""
+    lines = result.to_conllu().rstrip("\n").split("\n")
+    heads = result.head_confidences or []
+    labels = result.dependency_label_confidences or []
+    rows, word = [], 0
+    for line in lines:
+        columns = line.split("\t")
+        if len(columns) == 10 and columns[0].isdigit():
+            misc = [] if columns[9] == "_" else columns[9].split("|")
+            if word < len(heads):
+                misc.append(f"HeadProb={heads[word]:.4f}")
+            if word < len(labels):
+                misc.append(f"DeprelProb={labels[word]:.4f}")
+            columns[9] = "|".join(misc) or "_"
+            word += 1
+        rows.append("\t".join(columns))
+    comments = [
+        f"# {key} = {value:.6g}"
+        for key, value in (
+            ("sentence_confidence", result.sentence_confidence),
+            ("tree_probability", result.tree_probability),
+        )
+        if value is not None
+    ]
+    return "\n".join(comments + rows) + "\n\n"
+
+
 def _check_output(parser: Parser, output_key: str) -> None:
-    """A `ValueError` unless the model of `parser` gives `output_key` (`tree` or `conllu`)."""
-    if output_key not in ("tree", "conllu"):
-        raise ValueError(f"output_key must be 'tree' or 'conllu', got {output_key!r}")
+    """A `ValueError` unless the model of `parser` gives `output_key` (`tree`, `conllu` or
+    `json`, which every model gives)."""
+    if output_key not in ("tree", "conllu", "json"):
+        raise ValueError(f"output_key must be 'tree', 'conllu' or 'json', got {output_key!r}")
     capabilities = parser.capabilities
     if output_key == "tree" and not capabilities.trees:
         raise ValueError(
@@ -321,10 +374,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     cli.add_argument("-o", "--output", default="-", help="output file (default: stdout)")
     cli.add_argument(
         "--format",
-        choices=("tree", "conllu", "svg", "html"),
+        choices=("tree", "conllu", "json", "svg", "html"),
         default="tree",
         help="one bracketed tree per line (default), or CoNLL-U (joint span models and "
         "dependency parsers); in CoNLL-U an unparsed line gives a sentence-less comment line. "
+        "json: one JSON object per line, as the predictor gives it ({} for a line not parsed). "
         "svg: a picture per line, line-0001.svg ... in the directory -o (required); html: one "
         "page with the pictures of all lines (joint span models: with the dependencies)",
     )
@@ -358,8 +412,36 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "embedder_precision); bfloat16 is faster on CPUs with AVX-512 BF16 or AMX, slower "
         "elsewhere; auto picks it only where it is native",
     )
+    cli.add_argument(
+        "--confidence",
+        action="store_true",
+        help="also the model's probabilities: with --format json the predictor's confidence "
+        "keys (span_confidences, head_confidences, ..., sentence_confidence); with --format "
+        "conllu HeadProb= and DeprelProb= in the MISC column and a # sentence_confidence "
+        "comment (models trained as a tree CRF, joint and dependency models)",
+    )
+    cli.add_argument(
+        "--kbest",
+        type=int,
+        default=1,
+        help="with --format json, also the K best parses of each line (key kbest; "
+        "constituency parsers and the transition parser)",
+    )
+    cli.add_argument(
+        "--decode",
+        choices=("viterbi", "mbr"),
+        help="a constituency parser trained as a tree CRF: its best tree (viterbi, the "
+        "default) or the minimum Bayes risk tree of its span marginals (mbr)",
+    )
     cli.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     args = cli.parse_args(argv)
+    if args.confidence and args.format not in ("json", "conllu"):
+        cli.error("--confidence needs --format json or --format conllu (a bracketed tree has "
+                  "no place for the numbers)")
+    if args.kbest != 1 and args.format != "json":
+        cli.error("--kbest needs --format json (one line holds the K parses)")
+    if not 1 <= args.kbest <= MAX_KBEST:
+        cli.error(f"--kbest must be from 1 to {MAX_KBEST}")
     if not _ascii_compatible(args.encoding):
         cli.error(
             f"--encoding {args.encoding}: unknown, or not an encoding that writes line breaks "
@@ -376,9 +458,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         cli.error(f"-o {args.output}: --format svg needs a directory, and this is a file")
 
     try:
-        parser = Parser.load(args.archive, cuda_device=args.cuda_device, max_words=max_words)
+        overrides = {} if args.decode is None else {"model.span_decoding": args.decode}
+        parser = Parser.load(
+            args.archive, cuda_device=args.cuda_device, max_words=max_words, overrides=overrides
+        )
     except (FileNotFoundError, ValueError) as error:
         cli.error(str(error))
+    except ConfigurationError as error:
+        cli.error(f"--decode {args.decode}: {error}")
+    if args.confidence and not parser.capabilities.confidences:
+        cli.error(
+            f"--confidence: {args.archive} holds a {type(parser.model).__name__} that gives no "
+            'confidences (they need a model trained with span_loss: "crf", or a joint or '
+            "dependency model)"
+        )
     if args.precision is not None:
         from lal_allennlp.models.span_parser_base import set_embedder_precision
 
@@ -387,7 +480,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except ValueError as error:
             cli.error(f"--precision: {error}")
     model_name = type(parser.model).__name__
-    if args.format != "conllu" and not parser.capabilities.trees:
+    if args.format not in ("conllu", "json") and not parser.capabilities.trees:
         cli.error(
             f"{args.archive} is a dependency parser ({model_name}): it gives no bracketed trees "
             f"to write as {args.format}; use --format conllu"
@@ -415,10 +508,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         args.batch_size,
         messages,
         not args.no_progress,
-        "conllu" if args.format == "conllu" else "tree",
+        args.format if args.format in ("conllu", "json") else "tree",
         pretokenized=args.pretokenized,
         encoding=args.encoding,
         max_words=max_words,
+        confidence=args.confidence,
+        kbest=args.kbest,
     )
     if args.format == "svg":
         _write_svgs(parsed, args.output)
@@ -441,6 +536,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                     target.write(output if output.endswith("\n\n") else output + "\n")
                 elif args.format == "tree":
                     target.write(output + "\n")
+                elif args.format == "json":
+                    target.write((output or "{}") + "\n")
             target.flush()
         finally:
             if target is not sys.stdout:

@@ -34,7 +34,7 @@ from lal_allennlp.metrics.attachment_scores import (
     PunctuationFreeAttachmentScores,
 )
 from lal_allennlp.models.capabilities import ParseCapabilities
-from lal_allennlp.models.span_parser_base import Gold, SpanParserBase
+from lal_allennlp.models.span_parser_base import Gold, SpanParserBase, sentence_confidence
 from lal_allennlp.modules.fast_dropout import FastDropout
 from lal_allennlp.structs import JointSpanChart, SpanChart, decoder_columns
 from lal_allennlp.structs.joint_span_chart import decoder_label_names
@@ -117,8 +117,11 @@ class JointSpanParser(SpanParserBase):
         Applied once every layer, the span parser's included, exists.
     **kwargs
         The other parameters of `lal_span_parser` (`span_hidden_dim`, `span_partitions`,
-        `dropout` (also used in the dependency MLPs), `predict_pos_tags`, `evalb_preset`, ...).
+        `dropout` (also used in the dependency MLPs), `predict_pos_tags`, `evalb_preset`,
+        `confidence_temperatures` (here `"spans"`, `"heads"` and `"dependency_labels"`), ...).
     """
+
+    temperature_names = ("spans", "heads", "dependency_labels")
 
     def __init__(
         self,
@@ -293,7 +296,8 @@ class JointSpanParser(SpanParserBase):
         # The decoder's rows are in pre-order, so its constituents are the trees' labelled
         # spans as `tree_to_spans` would list them. (`tolist`: the rows are read number by
         # number, which is slow on numpy arrays.)
-        labelled = [joint_constituents(s.tolist(), self._decoder_names) for s in spans]
+        rows = [s.tolist() for s in spans]
+        labelled = [joint_constituents(r, self._decoder_names) for r in rows]
         trees = [spans_to_tree(w, t, c) for w, t, c in zip(words, tags, labelled)]
         # shape (batch_size, max_length), built on the CPU and moved to the device once
         padded = np.zeros(tuple(mask.shape), dtype=np.int64)
@@ -301,12 +305,92 @@ class JointSpanParser(SpanParserBase):
             padded[b, : len(sentence_heads)] = sentence_heads
         predicted_heads = torch.as_tensor(padded, device=mask.device)
         label_ids = self._label_logits(chart.word_features, predicted_heads).argmax(-1)
+        columns = self._decoder_columns
         return {
             "trees": trees,
             "labelled_spans": labelled,
+            # the decoded tree's labelled spans as chart rows (i, j, column), `<H>` spans
+            # included: the tree the span CRF scores (`_confidences`)
+            "spans": [[(i, j, columns[label]) for i, j, label in r if label > 0] for r in rows],
             "heads": predicted_heads,
             "dependency_label_ids": label_ids,
         }
+
+    def _confidences(  # type: ignore[override]
+        self, chart: JointSpanChart, output: Dict[str, Any], asked: List[bool]
+    ) -> Dict[str, List[Any]]:
+        """
+        What `confidence` adds, per sentence (`None` for the sentences that did not ask):
+
+        - `span_confidences` (models trained with `span_loss: "crf"`): per constituent, its
+          labelled marginal under the span CRF (`SpanParserBase._confidences`); the joint
+          decode is not the CRF's own best tree, but each number is still the CRF's
+          probability of that labelled span;
+        - `head_confidences`: per word, `P(head | word)` of the decoded head, the arc
+          scorer's softmax over the sentence's positions (the distribution the head loss
+          trains), its logits divided by the `"heads"` temperature;
+        - `dependency_label_confidences`: per word, the label classifier's probability of the
+          chosen label given the decoded head (`"dependency_labels"` temperature);
+        - `tree_probability`: the product of the span CRF's probability of the constituency
+          tree (with its `<H>` spans) and of every head and label probability, the model's
+          probability of the parse if its two halves were independent (the decoder makes
+          them agree; they are trained as separate distributions);
+        - `sentence_confidence`: the mean of all the confidences above, the expected fraction
+          of the parse's decisions that are right.
+        """
+        if self.span_loss == "crf":
+            spans, span_log_probs = self._span_confidences(chart.spans, output, asked)
+        else:
+            spans, span_log_probs = [None] * len(asked), [0.0 if a else None for a in asked]
+        heads, labels = output["heads"], output["dependency_label_ids"]
+        # log P(head | word) of every head; a log-softmax of the logits' log-softmax divided
+        # by a temperature equals the logits' own, divided by it (the shift cancels)
+        arc_log_probs = chart.arc_log_probs.detach().float()
+        # The heads a word may have (the sentence's positions but itself): the masked
+        # log-softmax leaves the others at about -30, not -inf, which a temperature above 1
+        # would bring back into the softmax.
+        lengths = chart.spans.lengths.to(arc_log_probs.device)
+        positions = torch.arange(arc_log_probs.size(2), device=arc_log_probs.device)
+        words = torch.arange(arc_log_probs.size(1), device=arc_log_probs.device)
+        allowed = (positions.view(1, 1, -1) <= lengths.view(-1, 1, 1)) & (
+            positions.view(1, 1, -1) != words.view(1, -1, 1) + 1
+        )
+        head_log_probs = torch.log_softmax(
+            arc_log_probs.masked_fill(~allowed, float("-inf"))
+            / self.confidence_temperatures["heads"],
+            -1,
+        ).gather(2, heads.unsqueeze(2)).squeeze(2)
+        label_logits = self._label_logits(chart.word_features, heads).detach().float()
+        label_log_probs = torch.log_softmax(
+            label_logits / self.confidence_temperatures["dependency_labels"], -1
+        ).gather(2, labels.unsqueeze(2)).squeeze(2)
+        result: Dict[str, List[Any]] = {
+            key: []
+            for key in (
+                "span_confidences",
+                "head_confidences",
+                "dependency_label_confidences",
+                "tree_probability",
+                "sentence_confidence",
+            )
+        }
+        for b, wanted in enumerate(asked):
+            if not wanted:
+                for values in result.values():
+                    values.append(None)
+                continue
+            n = len(output["words"][b])
+            head_lp, label_lp = head_log_probs[b, :n], label_log_probs[b, :n]
+            log_p = span_log_probs[b] + float(head_lp.sum()) + float(label_lp.sum())
+            head_p, label_p = head_lp.exp().tolist(), label_lp.exp().tolist()
+            result["span_confidences"].append(spans[b])
+            result["head_confidences"].append(head_p)
+            result["dependency_label_confidences"].append(label_p)
+            result["tree_probability"].append(float(np.exp(log_p)))
+            result["sentence_confidence"].append(
+                sentence_confidence((spans[b] or []) + head_p + label_p, log_p)
+            )
+        return result
 
     def _update_metrics(
         self,
@@ -354,13 +438,14 @@ class JointSpanParser(SpanParserBase):
     @property
     def capabilities(self) -> ParseCapabilities:
         """Trees and dependencies (CoNLL-U); predicted tags with a tagging head. No
-        explanations, and no span confidences: its decode is not the span CRF's."""
+        explanations; confidences (head and label probabilities, and span marginals when
+        trained as a tree CRF)."""
         return ParseCapabilities(
             trees=True,
             heads=True,
             pos_tags=self.predict_pos_tags,
             explanations=False,
-            confidences=False,
+            confidences=True,
         )
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:

@@ -29,6 +29,8 @@ from lal_allennlp.models.explanations import (
     head_contributions,
 )
 from lal_allennlp.models.span_parser_base import SpanParserBase
+from lal_allennlp.structs import SpanChart
+from lal_allennlp.structs.confidence import marginals_and_log_partition, mbr_trees, scaled
 
 
 @Model.register("lal_span_parser")
@@ -41,11 +43,22 @@ class SpanConstituencyParser(SpanParserBase):
     vocab : `Vocabulary`
     text_field_embedder : `TextFieldEmbedder`
     encoder : `Seq2SeqEncoder`
+    span_decoding : `str`, optional (default = `"viterbi"`)
+        `"viterbi"`: the CKY's highest-scoring tree. `"mbr"` (models trained with `span_loss:
+        "crf"`): the minimum Bayes risk tree of the CRF's labelled marginals
+        (`structs.confidence.mbr_trees`), which maximises the expected correct labelled
+        constituents less `mbr_gain` per constituent. A decode setting: set it on a trained
+        model with `-o '{"model.span_decoding": "mbr"}'` (`allennlp evaluate`, `predict`) or
+        `Parser.load(..., overrides=...)`.
+    mbr_gain : `float`, optional (default = `0.5`)
+        What each constituent of an MBR tree must be worth in probability to be kept: 0.5
+        keeps a labelled span when it is more likely right than wrong; 0 maximises the
+        expected labelled recall alone, and gives binary trees.
     initializer : `InitializerApplicator`, optional (default = `InitializerApplicator()`)
     **kwargs
         The parameters of `SpanParserBase` (`span_hidden_dim`, `span_partitions`, `dropout`,
         `predict_pos_tags`, `pos_tag_loss_weight`, `span_loss`, `evalb_preset`,
-        `evalb_parameter_file`, `evalb_gold_tags`).
+        `evalb_parameter_file`, `evalb_gold_tags`, `confidence_temperatures`).
     """
 
     def __init__(
@@ -53,10 +66,25 @@ class SpanConstituencyParser(SpanParserBase):
         vocab: Vocabulary,
         text_field_embedder: TextFieldEmbedder,
         encoder: Seq2SeqEncoder,
+        span_decoding: str = "viterbi",
+        mbr_gain: float = 0.5,
         initializer: InitializerApplicator = InitializerApplicator(),
         **kwargs: Any,
     ) -> None:
         super().__init__(vocab, text_field_embedder, encoder, **kwargs)
+        if span_decoding not in ("viterbi", "mbr"):
+            raise ConfigurationError(
+                f'span_decoding must be "viterbi" or "mbr", got "{span_decoding}".'
+            )
+        if span_decoding == "mbr" and self.span_loss != "crf":
+            raise ConfigurationError(
+                'span_decoding "mbr" decodes the tree CRF\'s marginals: it needs a model trained '
+                f'with span_loss: "crf", and this one has span_loss: "{self.span_loss}".'
+            )
+        if not 0.0 <= mbr_gain <= 1.0:
+            raise ConfigurationError(f"mbr_gain must be in [0, 1], got {mbr_gain}.")
+        self.span_decoding = span_decoding
+        self.mbr_gain = mbr_gain
         initializer(self)
 
     def forward(  # type: ignore
@@ -98,6 +126,23 @@ class SpanConstituencyParser(SpanParserBase):
             "gold_span_labels": gold_span_labels,
         }
         return self._parse(tokens, metadata, gold, explain)
+
+    def _decode(
+        self,
+        chart: SpanChart,
+        encoded: torch.Tensor,
+        mask: torch.BoolTensor,
+        words: List[List[str]],
+        tags: List[List[str]],
+    ) -> Dict[str, Any]:
+        """The CKY's best trees, or with `span_decoding: "mbr"` the MBR trees of the
+        marginals (the temperature does not change the Viterbi tree; it does change MBR's)."""
+        if self.span_decoding == "viterbi":
+            return super()._decode(chart, encoded, mask, words, tags)
+        crf = scaled(chart, self.confidence_temperatures["spans"])
+        marginals, _ = marginals_and_log_partition(crf)
+        rows = mbr_trees(marginals, chart.lengths, self.mbr_gain)
+        return self._trees(words, tags, [[tuple(r) for r in s.tolist()] for s in rows])
 
     @property
     def capabilities(self) -> ParseCapabilities:

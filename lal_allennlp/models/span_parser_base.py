@@ -11,8 +11,9 @@ chart, the dependency losses to the loss, heads to the decode). The chart is a s
 sentence, in `forward` when not training, and reused by the metrics and by
 `make_output_human_readable`, which only turns them into strings and lists.
 """
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 from allennlp.common.checks import ConfigurationError
 from allennlp.data import TextFieldTensors, Vocabulary
@@ -40,6 +41,8 @@ from lal_allennlp.modules.transformer_embedder import (  # noqa: F401
 )
 from lal_allennlp.modules.word_piece_limit import explain_too_long
 from lal_allennlp.structs import ChartLabels, SpanChart
+from lal_allennlp.structs.confidence import marginals_and_log_partition, scaled, tree_scores
+from lal_allennlp.structs.span_chart import EMPTY
 from lal_allennlp.syntax.trees import spans_to_tree, tree_to_string
 
 Gold = Dict[str, Optional[torch.Tensor]]
@@ -102,7 +105,17 @@ class SpanParserBase(Model):
         model-level form that archives trained before the embedder had it carry, and a setting
         for an existing archive (`-o '{"model.embedder_precision": "auto"}'`; `lal-parse
         --precision` and `Parser.load(..., precision=...)` do the same).
+    confidence_temperatures : `Optional[Dict[str, float]]`, optional (default = `None`)
+        The temperatures that divide the scores behind the confidences (`_confidences`):
+        `"spans"` (the span chart, before the tree CRF's marginals), and for the joint parser
+        also `"heads"` and `"dependency_labels"` (their logits, before the softmax). Each
+        missing one is 1 (the model's own distribution). `lal-analyze calibrate` fits them on
+        held-out trees and writes them into the archive's config; they change the numbers a
+        parse reports, never the parse.
     """
+
+    temperature_names: Tuple[str, ...] = ("spans",)
+    """The scores `confidence_temperatures` may rescale."""
 
     def __init__(
         self,
@@ -121,9 +134,11 @@ class SpanParserBase(Model):
         evalb_parameter_file: Optional[str] = None,
         evalb_gold_tags: bool = False,
         embedder_precision: Optional[str] = None,
+        confidence_temperatures: Optional[Dict[str, float]] = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(vocab, **kwargs)
+        self.confidence_temperatures = self._checked_temperatures(confidence_temperatures)
         self.text_field_embedder = text_field_embedder
         # Without a transformer embedder, the setting is only kept (it changes nothing).
         self._embedder_precision = "float32"
@@ -236,8 +251,29 @@ class SpanParserBase(Model):
             # The request's own switch (the predictor's `"confidence"`), in each metadata dict.
             confidence = [bool(m.get("confidence", False)) for m in metadata]
             if any(confidence):
-                output["span_confidences"] = self._span_confidences(chart, output, confidence)
+                output.update(self._confidences(chart, output, confidence))
+            # The request's `"kbest"` (the predictors check it): how many trees each wants.
+            wanted = [int(m.get("kbest", 1)) for m in metadata]
+            if max(wanted) > 1:
+                output["kbest"] = self._kbest(chart, output, words, wanted)
         return output
+
+    def _checked_temperatures(self, given: Optional[Dict[str, float]]) -> Dict[str, float]:
+        """`confidence_temperatures` with every name of `temperature_names` (1 when missing);
+        a `ConfigurationError` for an unknown name or a temperature that is not positive."""
+        temperatures = {name: 1.0 for name in self.temperature_names}
+        for name, value in (given or {}).items():
+            if name not in temperatures:
+                raise ConfigurationError(
+                    f"confidence_temperatures has no {name!r} for {type(self).__name__}: "
+                    f"its temperatures are {list(self.temperature_names)}"
+                )
+            if not isinstance(value, (int, float)) or not value > 0:
+                raise ConfigurationError(
+                    f"confidence_temperatures[{name!r}] must be a positive number, got {value!r}"
+                )
+            temperatures[name] = float(value)
+        return temperatures
 
     def _tag_logits(self, encoded: torch.Tensor, embedded: torch.Tensor) -> torch.Tensor:
         """POS tag scores `(batch_size, max_length, num_pos_tags)` from what `pos_tag_input`
@@ -342,7 +378,16 @@ class SpanParserBase(Model):
         tags: List[List[str]],
     ) -> Dict[str, Any]:
         """The best trees: `trees`, `labelled_spans` and the decoder's `spans` (columns)."""
-        spans = chart.argmax()
+        return self._trees(words, tags, chart.argmax())
+
+    def _trees(
+        self,
+        words: List[List[str]],
+        tags: List[List[str]],
+        spans: List[List[Tuple[int, int, int]]],
+    ) -> Dict[str, Any]:
+        """`trees`, `labelled_spans` and `spans` of the decoded labelled chart rows `spans`
+        (per sentence `(i, j, column)`, no `EMPTY` row)."""
         labelled = [[(i, j, self.span_labels.name(c)) for i, j, c in s] for s in spans]
         trees = [spans_to_tree(w, t, s) for w, t, s in zip(words, tags, labelled)]
         return {"trees": trees, "labelled_spans": labelled, "spans": spans}
@@ -378,16 +423,25 @@ class SpanParserBase(Model):
             f"models; {type(self).__name__} does not compute them."
         )
 
-    def _span_confidences(
-        self, chart: Any, output: Dict[str, Any], confidence: List[bool]
-    ) -> List[Optional[List[float]]]:
+    def _confidences(
+        self, chart: Any, output: Dict[str, Any], asked: List[bool]
+    ) -> Dict[str, List[Any]]:
         """
-        Per sentence, `None` unless `confidence` asks for it, else one number per constituent
-        of `labelled_spans` (in its order): the probability under the tree CRF that the tree
-        holds span `(i, j)` with exactly that label (`SpanChart.marginals`, the labelled
-        marginal; a unary chain such as `S+VP` is one label). Only a model trained as a CRF
-        (`span_loss: "crf"`) defines these probabilities: for the hinge loss the chart scores
-        are margins, not log-potentials, so the request is refused.
+        What `confidence` adds, per sentence (`None` for the sentences that did not ask):
+
+        - `span_confidences`: per constituent of `labelled_spans`, in its order, the
+          probability under the tree CRF (the chart divided by the `"spans"` temperature) that
+          the tree holds span `(i, j)` with exactly that label (its labelled marginal; a unary
+          chain such as `S+VP` is one label);
+        - `tree_probability`: the CRF's probability of the whole output tree;
+        - `sentence_confidence`: the mean of the span confidences, i.e. the expected fraction
+          of the output's constituents that are right (its expected labelled precision), a
+          number that does not shrink with the sentence's length as the tree's probability
+          does (the tree's probability when the tree has no constituent).
+
+        Only a model trained as a CRF (`span_loss: "crf"`) defines these probabilities: for
+        the hinge loss the chart scores are margins, not log-potentials, and the request is
+        refused.
         """
         if self.span_loss != "crf":
             raise ConfigurationError(
@@ -395,26 +449,82 @@ class SpanParserBase(Model):
                 f'trained with span_loss: "crf", and this one was trained with span_loss: '
                 f'"{self.span_loss}". Leave out "confidence", or retrain with span_loss: "crf".'
             )
-        if not isinstance(chart, SpanChart):
-            raise ConfigurationError(
-                f"Span confidences are given by lal_span_parser models; {type(self).__name__} "
-                "decodes spans and dependencies together, and the span CRF's marginals are not "
-                "the probabilities of its joint decode. Leave out \"confidence\"."
-            )
-        # One backward pass through the inside algorithm for the whole batch; prediction runs
-        # under `torch.no_grad()`, so gradients are switched on for this pass only.
-        with torch.enable_grad():
-            # shape (batch_size, max_length + 1, max_length + 1, num_columns)
-            marginals = chart.marginals()
+        spans, log_probs = self._span_confidences(chart, output, asked)
+        return {
+            "span_confidences": spans,
+            "tree_probability": [None if p is None else float(np.exp(p)) for p in log_probs],
+            "sentence_confidence": [
+                sentence_confidence(c, p) for c, p in zip(spans, log_probs)
+            ],
+        }
+
+    def _span_confidences(
+        self, chart: SpanChart, output: Dict[str, Any], asked: List[bool]
+    ) -> Tuple[List[Optional[List[float]]], List[Optional[float]]]:
+        """Per sentence that asked, the labelled marginal of each constituent of
+        `labelled_spans` and the log-probability of the tree whose labelled chart rows are
+        `output["spans"]` (`None` for the others), under the chart divided by the `"spans"`
+        temperature. One inside and one outside pass for the whole batch."""
+        crf = scaled(chart, self.confidence_temperatures["spans"])
+        marginals, log_z = marginals_and_log_partition(crf)
+        scores = tree_scores(crf, [s if a else [] for s, a in zip(output["spans"], asked)])
         confidences: List[Optional[List[float]]] = []
-        for b, (asked, spans) in enumerate(zip(confidence, output["spans"])):
-            if not asked:
+        log_probs: List[Optional[float]] = []
+        for b, (wanted, labelled) in enumerate(zip(asked, output["labelled_spans"])):
+            if not wanted:
                 confidences.append(None)
+                log_probs.append(None)
                 continue
             # shape (num_constituents, 3): start, end, column
-            rows = torch.as_tensor(spans, dtype=torch.long, device=marginals.device).view(-1, 3)
+            rows = torch.as_tensor(
+                [(i, j, self.span_labels.column(label)) for i, j, label in labelled],
+                dtype=torch.long,
+                device=marginals.device,
+            ).view(-1, 3)
             confidences.append(marginals[b, rows[:, 0], rows[:, 1], rows[:, 2]].tolist())
-        return confidences
+            log_probs.append(min(scores[b] - float(log_z[b]), 0.0))
+        return confidences, log_probs
+
+    def _kbest(
+        self, chart: Any, output: Dict[str, Any], words: List[List[str]], wanted: List[int]
+    ) -> List[Optional[List[Dict[str, Any]]]]:
+        """
+        Per sentence that asked for `kbest` (metadata `kbest` >= 2), its `kbest` best trees,
+        best first (`structs.SpanChart.kbest`, exact lazy k-best of Huang & Chiang 2005 over
+        the n-ary trees the CKY decodes): each `{"tree", "spans", "score"}` and, for a model
+        trained as a tree CRF, `"probability"` (the tree's probability under the CRF, the
+        `"spans"` temperature applied). `None` for the others.
+        """
+        if not isinstance(chart, SpanChart):
+            raise ConfigurationError(
+                f"k-best trees are given by lal_span_parser models; {type(self).__name__} "
+                "decodes spans and dependencies together and has no exact k-best decoder. "
+                'Leave out "kbest".'
+            )
+        temperature = self.confidence_temperatures["spans"]
+        log_z: Optional[torch.Tensor] = None
+        if self.span_loss == "crf":
+            log_z = scaled(chart, temperature).log_partition.detach()
+        tags = output["pos_tags"]
+        result: List[Optional[List[Dict[str, Any]]]] = []
+        for b, (k, trees) in enumerate(zip(wanted, chart.kbest(max(wanted)))):
+            if k < 2:
+                result.append(None)
+                continue
+            entries = []
+            for score, rows in trees[:k]:
+                labelled = [(i, j, self.span_labels.name(c)) for i, j, c in rows if c != EMPTY]
+                entry: Dict[str, Any] = {
+                    "tree": tree_to_string(spans_to_tree(words[b], tags[b], labelled)),
+                    "spans": [list(span) for span in labelled],
+                    "score": float(score),
+                }
+                if log_z is not None:
+                    log_p = float(score) / temperature - float(log_z[b])
+                    entry["probability"] = float(np.exp(min(log_p, 0.0)))
+                entries.append(entry)
+            result.append(entries)
+        return result
 
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """
@@ -439,6 +549,18 @@ class SpanParserBase(Model):
         return metrics
 
     default_predictor = "lal_parser"
+
+
+def sentence_confidence(
+    confidences: Optional[Sequence[float]], log_probability: Optional[float]
+) -> Optional[float]:
+    """The mean of a parse's confidences (the expected fraction of its decisions that are
+    right), or its probability when it has none; `None` when not asked."""
+    if log_probability is None:
+        return None
+    if confidences:
+        return float(sum(confidences) / len(confidences))
+    return float(np.exp(log_probability))
 
 
 def transformer_embedders(model: torch.nn.Module) -> List[TransformerWordEmbedder]:

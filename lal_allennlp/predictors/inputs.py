@@ -190,6 +190,22 @@ def words_and_tags(request: Any) -> Tuple[List[str], Optional[List[str]]]:
     return words, check_tags(request.get("tags"), len(words))
 
 
+MAX_KBEST = 100
+"""The most trees a request may ask for with `"kbest"`."""
+
+
+def check_kbest(request: Any) -> int:
+    """The request's `"kbest"` (how many best parses it wants; 1 when absent), or an
+    `InputError` for a value that is not a whole number from 1 to `MAX_KBEST`."""
+    value = request.get("kbest", 1)
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_KBEST:
+        raise InputError(
+            f'"kbest" must be a whole number from 1 to {MAX_KBEST} (how many of the best '
+            f"parses to return), got {shorten(value)}"
+        )
+    return value
+
+
 def check_length(num_words: int, max_words: Optional[int], raise_it: str) -> None:
     """Raises an `InputError` if a sentence of `num_words` words is longer than `max_words`
     (`None`: no limit); `raise_it` says how the user raises the limit."""

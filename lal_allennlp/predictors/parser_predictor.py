@@ -24,11 +24,16 @@ head, the attention over `[START] words [STOP]`), `span_contributions` (per span
 the share of each head, summing to 1) and `explanation_note` (whether the contributions are
 exact); see `lal_allennlp/models/explanations.py`.
 
-With `"confidence": true` (models trained with `span_loss: "crf"`), also `span_confidences`:
-per span of `spans`, in its order, the probability under the tree CRF that the tree holds that
-span with exactly that label (its labelled marginal, one backward pass through the inside
-algorithm). A model trained with the hinge loss has no such probabilities: the request fails
-with a `ConfigurationError` saying so.
+With `"confidence": true`, also the model's probabilities (`SpanParserBase._confidences`,
+`JointSpanParser._confidences`): `span_confidences` (per span of `spans`, in its order, the
+probability under the tree CRF that the tree holds that span with exactly that label, its
+labelled marginal; models trained with `span_loss: "crf"`), for joint models
+`head_confidences` and `dependency_label_confidences` (per word), and per sentence
+`tree_probability` and `sentence_confidence`. A constituency model trained with the hinge loss
+has no such probabilities: the request fails with a `ConfigurationError` saying so.
+
+With `"kbest": k` (2 to 100, `lal_span_parser` models), also `kbest`: the k best trees, best
+first, each `{"tree", "spans", "score"}` and, for a CRF, `"probability"`.
 """
 from typing import List, Optional
 
@@ -39,9 +44,17 @@ from allennlp.data.fields import MetadataField
 from allennlp.predictors.predictor import Predictor
 
 from lal_allennlp.predictors.checked import CheckedPredictor, error_comment
-from lal_allennlp.predictors.inputs import escape_brackets, words_and_tags
+from lal_allennlp.predictors.inputs import check_kbest, escape_brackets, words_and_tags
 
 OUTPUT_KEYS = ("tree", "words", "pos_tags", "spans")
+CONFIDENCE_KEYS = (
+    "span_confidences",
+    "head_confidences",
+    "dependency_label_confidences",
+    "tree_probability",
+    "sentence_confidence",
+)
+"""What `"confidence": true` adds to a parse, where the model gives it."""
 DEPENDENCY_KEYS = ("heads", "dependency_labels", "conllu")
 
 
@@ -79,6 +92,7 @@ class ParserPredictor(CheckedPredictor):
         # `"confidence"` travels in the sentence's metadata, which the forward of every parser
         # takes; `SpanParserBase._parse` reads it.
         instance["metadata"].metadata["confidence"] = bool(json_dict.get("confidence", False))
+        instance["metadata"].metadata["kbest"] = check_kbest(json_dict)
         return instance
 
     def _text_to_instance(self, tokens: List[str], tags: Optional[List[str]]) -> Instance:
@@ -88,14 +102,17 @@ class ParserPredictor(CheckedPredictor):
         explain = "explain" in instance.fields and instance["explain"].metadata
         result = self._select(output, explain)
         if instance["metadata"].metadata.get("confidence", False):
-            if output.get("span_confidences") is None:
+            given = {key: output[key] for key in CONFIDENCE_KEYS if output.get(key) is not None}
+            if not given:
                 raise ConfigurationError(
-                    "Span confidences are the tree CRF's marginals, given by lal_span_parser "
-                    f'models trained with span_loss: "crf"; this {type(self._model).__name__} '
-                    'gives none. Leave out "confidence".'
+                    f"This {type(self._model).__name__} gives no confidences (they are the "
+                    'probabilities of a model trained with span_loss: "crf", or of a joint '
+                    'model\'s heads). Leave out "confidence".'
                 )
             # Plain Python floats already (`tolist()` in the model), as explanations are.
-            result["span_confidences"] = output["span_confidences"]
+            result.update(given)
+        if output.get("kbest") is not None:
+            result["kbest"] = output["kbest"]
         return result
 
     @staticmethod
