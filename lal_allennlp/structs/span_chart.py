@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from allennlp.data import Vocabulary
 
-from lal_allennlp.decoding import cky_decode
+from lal_allennlp.decoding import cky_decode, kbest_batch
 from lal_allennlp.structs.tree_crf import tree_log_partition
 
 EMPTY = 0
@@ -217,6 +217,12 @@ class SpanChart:
         """Per sentence, the labelled spans `(i, j, column)` of the best tree (no `EMPTY`)."""
         spans, _ = self.decode()
         return [[tuple(row) for row in s[s[:, 2] != EMPTY].tolist()] for s in spans]
+
+    def kbest(self, k: int) -> List[List[Tuple[float, List[Tuple[int, int, int]]]]]:
+        """Per sentence, its `k` best trees, best first (`decoding/kbest.py`, exact): each its
+        score and labelled spans `(i, j, column)` in pre-order, no `EMPTY` row (as `argmax`)."""
+        chart, lengths = self.as_numpy()
+        return kbest_batch(chart, lengths.tolist(), k)
 
     def as_numpy(self) -> Tuple[np.ndarray, np.ndarray]:
         """The chart as float32 numpy (numpy has no bfloat16) and the lengths, made once."""
