@@ -34,9 +34,10 @@ from lal_allennlp.metrics.attachment_scores import (
     PunctuationFreeAttachmentScores,
 )
 from lal_allennlp.models.capabilities import ParseCapabilities
-from lal_allennlp.models.span_parser_base import Gold, SpanParserBase, sentence_confidence
+from lal_allennlp.models.span_parser_base import Gold, SpanParserBase
 from lal_allennlp.modules.fast_dropout import FastDropout
 from lal_allennlp.structs import JointSpanChart, SpanChart, decoder_columns
+from lal_allennlp.structs.confidence import sentence_confidence
 from lal_allennlp.structs.joint_span_chart import decoder_label_names
 from lal_allennlp.syntax.dependencies import DependencySentence, to_conllu
 from lal_allennlp.syntax.joint_spans import joint_constituents

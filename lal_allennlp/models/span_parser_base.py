@@ -41,7 +41,12 @@ from lal_allennlp.modules.transformer_embedder import (  # noqa: F401
 )
 from lal_allennlp.modules.word_piece_limit import explain_too_long
 from lal_allennlp.structs import ChartLabels, SpanChart
-from lal_allennlp.structs.confidence import marginals_and_log_partition, scaled, tree_scores
+from lal_allennlp.structs.confidence import (
+    marginals_and_log_partition,
+    scaled,
+    sentence_confidence,
+    tree_scores,
+)
 from lal_allennlp.structs.span_chart import EMPTY
 from lal_allennlp.syntax.trees import spans_to_tree, tree_to_string
 
@@ -549,18 +554,6 @@ class SpanParserBase(Model):
         return metrics
 
     default_predictor = "lal_parser"
-
-
-def sentence_confidence(
-    confidences: Optional[Sequence[float]], log_probability: Optional[float]
-) -> Optional[float]:
-    """The mean of a parse's confidences (the expected fraction of its decisions that are
-    right), or its probability when it has none; `None` when not asked."""
-    if log_probability is None:
-        return None
-    if confidences:
-        return float(sum(confidences) / len(confidences))
-    return float(np.exp(log_probability))
 
 
 def transformer_embedders(model: torch.nn.Module) -> List[TransformerWordEmbedder]:

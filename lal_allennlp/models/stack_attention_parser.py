@@ -27,8 +27,9 @@ greedy decoding (a plain beam can prune the greedy path and end below it).
 The POS embedding, the number of attention layers and the two stack vectors are the paper's
 ablations (section 4.3); `attention_layers = 1` with neither vector is the plain seq2seq parser.
 """
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 from allennlp.common.checks import check_dimensions_match
 from allennlp.data import TextFieldTensors, Vocabulary
@@ -43,10 +44,45 @@ from lal_allennlp.metrics.attachment_scores import (
 from lal_allennlp.models.capabilities import ParseCapabilities
 from lal_allennlp.modules.stack_attention import StackAttention
 from lal_allennlp.structs.arc_standard import LEFT_ARC, NO_OP, RIGHT_ARC, SHIFT, ArcStandardBatch
+from lal_allennlp.structs.confidence import sentence_confidence
 from lal_allennlp.syntax import arc_standard
 from lal_allennlp.syntax.dependencies import DependencySentence, to_conllu
 
+CONFIDENCE_KEYS = (
+    "head_confidences",
+    "dependency_label_confidences",
+    "tree_probability",
+    "sentence_confidence",
+)
+"""What `confidence` adds to a parse (`StackAttentionParser._confidences`)."""
+
 _KINDS = {arc_standard.SHIFT: SHIFT, arc_standard.LEFT_ARC: LEFT_ARC, arc_standard.RIGHT_ARC: RIGHT_ARC}
+
+
+class Hypotheses(NamedTuple):
+    """
+    The decoder's final hypotheses, `beam` per sentence, in sentence-major rows
+    (`b * beam + k`; greedy decoding has one per sentence).
+    """
+
+    state: ArcStandardBatch
+    """The final configurations, one row per hypothesis."""
+    scores: torch.Tensor
+    """`(batch, beam)`: each hypothesis' summed transition log-probability (`-inf` for a slot
+    that never held a hypothesis: fewer derivations than the beam)."""
+    transitions: torch.Tensor
+    """`(batch * beam, steps)`: the transitions, -1 after each sentence's `2n`."""
+    log_probs: torch.Tensor
+    """`(batch * beam, steps)`: per step, the log-probability of its transition given the steps
+    before (0 after the sentence's `2n`)."""
+    kind_log_probs: torch.Tensor
+    """`(batch * beam, steps)`: per step, the log-probability of its transition's kind (SHIFT,
+    LEFT-ARC or RIGHT-ARC, summed over the labels) given the steps before."""
+
+    def best(self) -> torch.Tensor:
+        """`(batch,)`: the row of each sentence's highest-scoring hypothesis."""
+        batch, beam = self.scores.shape
+        return torch.arange(batch, device=self.scores.device) * beam + self.scores.argmax(dim=-1)
 
 
 @Model.register("stack_attention_parser")
@@ -92,9 +128,10 @@ class StackAttentionParser(Model):
 
     default_predictor = "lal_dependency_parser"
     capabilities = ParseCapabilities(
-        trees=False, heads=True, pos_tags=False, explanations=False, confidences=False
+        trees=False, heads=True, pos_tags=False, explanations=False, confidences=True
     )
-    """Heads and labels only (the tags in its output are those given with the words)."""
+    """Heads and labels, with the decoder's step probabilities as confidences (`_confidences`);
+    the tags in its output are those given with the words."""
 
     def __init__(
         self,
@@ -256,6 +293,13 @@ class StackAttentionParser(Model):
         legal = legal_kinds[:, kinds.clamp(min=0)]
         return legal & (kinds >= 0)
 
+    def _kind_log_probs(self, log_probs: torch.Tensor, chosen: torch.Tensor) -> torch.Tensor:
+        """`(rows,)`: the log-probability of the kind of each row's `chosen` transition, the sum
+        over the transitions of that kind (all labels of a LEFT-ARC, say) of `log_probs`."""
+        kinds = self._transition_kinds
+        same = kinds.unsqueeze(0) == kinds[chosen].unsqueeze(1)
+        return log_probs.masked_fill(~same, float("-inf")).logsumexp(dim=-1)
+
     def _apply_transitions(
         self, state: ArcStandardBatch, transitions: torch.Tensor, finished: torch.Tensor
     ) -> None:
@@ -304,36 +348,37 @@ class StackAttentionParser(Model):
 
     def decode_greedy(
         self, memory: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor
-    ) -> Tuple[ArcStandardBatch, torch.Tensor, torch.Tensor]:
-        """The most probable transition at every step: the final configurations, each
-        sentence's summed log-probability `(batch,)` and its transitions `(batch, steps)`
-        (-1 after the sentence's `2n`)."""
+    ) -> Hypotheses:
+        """The most probable transition at every step: one hypothesis per sentence."""
         keys = self.attention.project_keys(memory)
         state = ArcStandardBatch(lengths, memory.size(1) - 1)
         hidden = self._initial_hidden(memory, mask)
         previous = lengths.new_full((lengths.size(0),), self.num_transitions)
-        scores = memory.new_zeros(lengths.size(0))
-        history = lengths.new_full((lengths.size(0), 2 * int(lengths.max())), -1)
-        for step in range(history.size(1)):
+        steps = 2 * int(lengths.max())
+        history = lengths.new_full((lengths.size(0), steps), -1)
+        step_log_probs = memory.new_zeros(lengths.size(0), steps)
+        kind_log_probs = memory.new_zeros(lengths.size(0), steps)
+        for step in range(steps):
             log_probs, hidden = self._step(memory, keys, mask, state, hidden, previous)
             best = log_probs.argmax(dim=-1)
             finished = state.finished
-            scores = scores + torch.where(
-                finished, 0.0, log_probs.gather(1, best.unsqueeze(1)).squeeze(1)
+            chosen = log_probs.gather(1, best.unsqueeze(1)).squeeze(1)
+            step_log_probs[:, step] = torch.where(finished, 0.0, chosen)
+            kind_log_probs[:, step] = torch.where(
+                finished, 0.0, self._kind_log_probs(log_probs, best)
             )
             self._apply_transitions(state, best, finished)
             previous = torch.where(finished, previous, best)
             history[:, step] = torch.where(finished, -1, best)
-        return state, scores, history
+        scores = step_log_probs.sum(dim=1, keepdim=True)
+        return Hypotheses(state, scores, history, step_log_probs, kind_log_probs)
 
     def decode_beam(
         self, memory: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor, beam_size: int
-    ) -> Tuple[ArcStandardBatch, torch.Tensor, torch.Tensor]:
+    ) -> Hypotheses:
         """
-        Beam search over transition sequences, `beam_size` hypotheses per sentence, the greedy
-        hypothesis always among them. Returns the best hypothesis of each sentence (as a
-        configuration with one row per sentence), its summed log-probability `(batch,)` and
-        its transitions `(batch, steps)`, as `decode_greedy`.
+        Beam search over transition sequences: the final `beam_size` hypotheses of each
+        sentence, the greedy hypothesis always among them.
         """
         batch, beam = lengths.size(0), beam_size
         transitions = self.num_transitions
@@ -352,8 +397,11 @@ class StackAttentionParser(Model):
         # What a finished hypothesis may do: the no-op, stored in column 0, at no cost.
         stay = memory.new_full((transitions,), float("-inf"))
         stay[0] = 0.0
-        history = lengths.new_full((batch * beam, 2 * int(lengths.max())), -1)
-        for step in range(history.size(1)):
+        steps = 2 * int(lengths.max())
+        history = lengths.new_full((batch * beam, steps), -1)
+        step_log_probs = memory.new_zeros(batch * beam, steps)
+        kind_log_probs = memory.new_zeros(batch * beam, steps)
+        for step in range(steps):
             log_probs, hidden = self._step(memory, keys, mask, state, hidden, previous)
             finished = state.finished.view(batch, beam, 1)
             log_probs = torch.where(finished, stay, log_probs.view(batch, beam, transitions))
@@ -380,18 +428,24 @@ class StackAttentionParser(Model):
             hidden = [layer_hidden.index_select(0, rows) for layer_hidden in hidden]
             previous = previous.index_select(0, rows)
             history = history.index_select(0, rows)
+            step_log_probs = step_log_probs.index_select(0, rows)
+            kind_log_probs = kind_log_probs.index_select(0, rows)
             done = state.finished
+            parent = log_probs.view(batch * beam, transitions).index_select(0, rows)
+            picked = parent.gather(1, chosen.unsqueeze(1)).squeeze(1)
+            step_log_probs[:, step] = torch.where(done, 0.0, picked)
+            kind_log_probs[:, step] = torch.where(
+                done, 0.0, self._kind_log_probs(parent, chosen)
+            )
             self._apply_transitions(state, chosen, done)
             previous = torch.where(done, previous, chosen)
             history[:, step] = torch.where(done, -1, chosen)
             beam_scores = top_scores
-        best = sentences * beam + beam_scores.argmax(dim=-1)
-        state.select(best)
-        return state, beam_scores.view(-1)[best], history[best]
+        return Hypotheses(state, beam_scores, history, step_log_probs, kind_log_probs)
 
     def decode(
         self, memory: torch.Tensor, mask: torch.Tensor, lengths: torch.Tensor, beam_size: int
-    ) -> Tuple[ArcStandardBatch, torch.Tensor, torch.Tensor]:
+    ) -> Hypotheses:
         if beam_size == 1:
             return self.decode_greedy(memory, mask, lengths)
         return self.decode_beam(memory, mask, lengths, beam_size)
@@ -423,23 +477,116 @@ class StackAttentionParser(Model):
             output["loss"] = self._loss(memory, mask, lengths, transitions)
             if self.training:
                 return output
-        state, scores, history = self.decode(memory, mask, lengths, self.beam_size)
-        output["heads"] = state.heads[:, 1:]
-        output["head_tags"] = state.labels[:, 1:]
-        output["scores"] = scores
-        output["transitions"] = history
+        hypotheses = self.decode(memory, mask, lengths, self.beam_size)
+        best = hypotheses.best()
+        output["heads"] = hypotheses.state.heads[best, 1:]
+        output["head_tags"] = hypotheses.state.labels[best, 1:]
+        output["scores"] = hypotheses.scores.view(-1)[best]
+        output["transitions"] = hypotheses.transitions[best]
+        output["step_log_probs"] = hypotheses.log_probs[best]
+        output["kind_log_probs"] = hypotheses.kind_log_probs[best]
+        # The request's `"kbest"` (the predictor checks it), in each sentence's metadata.
+        wanted = [int(m.get("kbest", 1)) for m in metadata]
+        if max(wanted) > 1:
+            output["kbest"] = self._kbest(hypotheses, wanted)
         if head_indices is not None and head_tags is not None:
             self.attachment_scores(
                 output["heads"], output["head_tags"], head_indices, head_tags, mask[:, 1:], pos_tags
             )
         return output
 
+    def _kbest(self, hypotheses: Hypotheses, wanted: List[int]) -> List[Optional[List[Dict]]]:
+        """
+        Per sentence that asked for `kbest` (>= 2), the distinct trees of the final beam, best
+        first, at most `kbest` of them: `heads`, `dependency_labels`, `score` (the summed
+        log-probability of the best derivation of that tree in the beam) and `probability`
+        (its exponential). The beam holds `beam_size` derivations, so a sentence gets at most
+        `beam_size` trees (fewer when two derivations build the same tree); widen the beam
+        (`model.beam_size`) for more.
+        """
+        batch, beam = hypotheses.scores.shape
+        scores = hypotheses.scores.tolist()
+        heads, labels = hypotheses.state.heads.tolist(), hypotheses.state.labels.tolist()
+        lengths = hypotheses.state.lengths.tolist()
+        result: List[Optional[List[Dict]]] = []
+        for b, k in enumerate(wanted):
+            if k < 2:
+                result.append(None)
+                continue
+            trees: List[Dict[str, Any]] = []
+            seen = set()
+            for slot in sorted(range(beam), key=lambda slot: -scores[b][slot]):
+                row, score = b * beam + slot, scores[b][slot]
+                if score == float("-inf") or len(trees) == k:
+                    break
+                n = lengths[row]
+                tree = (tuple(heads[row][1 : n + 1]), tuple(labels[row][1 : n + 1]))
+                if tree in seen:
+                    continue
+                seen.add(tree)
+                trees.append(
+                    {
+                        "heads": list(tree[0]),
+                        "dependency_labels": [
+                            self.vocab.get_token_from_index(label, "head_tags") for label in tree[1]
+                        ],
+                        "score": score,
+                        "probability": float(np.exp(score)),
+                    }
+                )
+            result.append(trees)
+        return result
+
+    @staticmethod
+    def _confidences(
+        transitions: List[str], step_log_probs: List[float], kind_log_probs: List[float]
+    ) -> Dict[str, Any]:
+        """
+        A decoded sentence's confidences, from its transitions and their step probabilities
+        (`Hypotheses`). They are the decoder's local probabilities, each given the decoded
+        steps before it, not marginals over trees:
+
+        - `head_confidences`: per word, the probability of the arc that attached it at the step
+          that did (LEFT-ARC or RIGHT-ARC, summed over the labels): how sure the decoder was,
+          there, to make this word a dependent of that neighbour on the stack rather than do
+          something else;
+        - `dependency_label_confidences`: per word, the probability of its label given that
+          arc (the labelled transition's probability over its kind's);
+        - `tree_probability`: the probability of the whole transition sequence, the product of
+          every step (shifts too). A projective tree may have several arc-standard
+          derivations, so this is a lower bound on the tree's probability; training puts the
+          mass on the static oracle's derivation, which makes it close to it;
+        - `sentence_confidence`: the mean of the head and label confidences.
+        """
+        length = len(transitions) // 2
+        configuration = arc_standard.Configuration(length)
+        heads: List[float] = [0.0] * length
+        labels: List[float] = [0.0] * length
+        for name, log_p, kind_log_p in zip(transitions, step_log_probs, kind_log_probs):
+            action, label = arc_standard.parse_transition_name(name)
+            if action != arc_standard.SHIFT:
+                stack = configuration.stack
+                dependent = stack[-2] if action == arc_standard.LEFT_ARC else stack[-1]
+                heads[dependent - 1] = float(np.exp(kind_log_p))
+                labels[dependent - 1] = float(np.exp(log_p - kind_log_p))
+            configuration.apply(action, label)
+        log_p = float(sum(step_log_probs))
+        return {
+            "head_confidences": heads,
+            "dependency_label_confidences": labels,
+            "tree_probability": float(np.exp(log_p)),
+            "sentence_confidence": sentence_confidence(heads + labels, log_p),
+        }
+
     def make_output_human_readable(
         self, output_dict: Dict[str, torch.Tensor]
     ) -> Dict[str, torch.Tensor]:
         """Per sentence: `words`, `pos`, `heads` (1-based, 0 the root), `dependency_labels`,
-        `conllu`, the decoded `transitions` (names) and the tree's model `score`."""
+        `conllu`, the decoded `transitions` (names) and the tree's model `score`; for the
+        sentences whose metadata has `confidence` true, the keys of `_confidences` (`None` for
+        the others)."""
         words, tags, heads, labels, conllu, transitions = [], [], [], [], [], []
+        confidences: Dict[str, List[Any]] = {key: [] for key in CONFIDENCE_KEYS}
         for row, meta in enumerate(output_dict["metadata"]):
             sentence_words = list(meta["words"])
             length = len(sentence_words)
@@ -449,12 +596,11 @@ class StackAttentionParser(Model):
                 for label in output_dict["head_tags"][row, :length].tolist()
             ]
             sentence_tags = list(meta.get("pos") or ["_"] * length)
-            transitions.append(
-                [
-                    self.vocab.get_token_from_index(int(index), "transitions")
-                    for index in output_dict["transitions"][row, : 2 * length].tolist()
-                ]
-            )
+            names = [
+                self.vocab.get_token_from_index(int(index), "transitions")
+                for index in output_dict["transitions"][row, : 2 * length].tolist()
+            ]
+            transitions.append(names)
             words.append(sentence_words)
             tags.append(sentence_tags)
             heads.append(sentence_heads)
@@ -466,6 +612,15 @@ class StackAttentionParser(Model):
                     )
                 )
             )
+            given = {}
+            if meta.get("confidence", False):
+                given = self._confidences(
+                    names,
+                    output_dict["step_log_probs"][row, : 2 * length].tolist(),
+                    output_dict["kind_log_probs"][row, : 2 * length].tolist(),
+                )
+            for key, values in confidences.items():
+                values.append(given.get(key))
         output_dict["words"] = words
         output_dict["pos"] = tags
         output_dict["heads"] = heads
@@ -473,7 +628,10 @@ class StackAttentionParser(Model):
         output_dict["conllu"] = conllu
         output_dict["transitions"] = transitions
         output_dict["score"] = output_dict.pop("scores").tolist()
-        del output_dict["head_tags"]
+        if any(meta.get("confidence", False) for meta in output_dict["metadata"]):
+            output_dict.update(confidences)
+        for key in ("head_tags", "step_log_probs", "kind_log_probs"):
+            del output_dict[key]
         return output_dict
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:

@@ -10,6 +10,12 @@ Output: `words`, `pos` (the given tags, `_` without), `heads` (1-based, 0 the ro
 transitions, `SHIFT`, `LEFT-ARC:label`, `RIGHT-ARC:label`) and `score` (their summed
 log-probability). `--predictor lal_dependency_conllu` writes the
 CoNLL-U text instead of JSON lines. Bad requests and failing sentences: see `checked.py`.
+
+With `"confidence": true`, also `head_confidences` and `dependency_label_confidences` (per word),
+`tree_probability` and `sentence_confidence`: the decoder's step probabilities
+(`StackAttentionParser._confidences` says what each number is). With `"kbest": k` (2 to 100),
+also `kbest`: the distinct trees of the final beam, best first, at most `beam_size` of them
+(`heads`, `dependency_labels`, `score`, `probability`).
 """
 from typing import List, Optional
 
@@ -17,8 +23,9 @@ from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
+from lal_allennlp.models.stack_attention_parser import CONFIDENCE_KEYS
 from lal_allennlp.predictors.checked import CheckedPredictor, error_comment
-from lal_allennlp.predictors.inputs import words_and_tags
+from lal_allennlp.predictors.inputs import check_kbest, words_and_tags
 
 OUTPUT_KEYS = ("words", "pos", "heads", "dependency_labels", "conllu", "transitions", "score")
 
@@ -49,10 +56,19 @@ class DependencyParserPredictor(CheckedPredictor):
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         tokens, tags = words_and_tags(json_dict)
         self._check_length(tokens)
-        return self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
+        instance = self._dataset_reader.text_to_instance(tokens, tags)  # type: ignore
+        # The request's switches travel in the sentence's metadata, which the model reads.
+        instance["metadata"].metadata["confidence"] = bool(json_dict.get("confidence", False))
+        instance["metadata"].metadata["kbest"] = check_kbest(json_dict)
+        return instance
 
     def _output(self, output: JsonDict, instance: Instance) -> JsonDict:
-        return self._select(output)
+        result = self._select(output)
+        if instance["metadata"].metadata.get("confidence", False):
+            result.update(sanitize({key: output[key] for key in CONFIDENCE_KEYS}))
+        if output.get("kbest") is not None:
+            result["kbest"] = sanitize(output["kbest"])
+        return result
 
     @staticmethod
     def _select(output: JsonDict) -> JsonDict:

@@ -2,13 +2,14 @@
 Probabilities read off a span chart that is a tree CRF (`tree_crf.py`): the labelled marginals
 and the log-partition from one inside pass (and one backward pass, the outside), a temperature
 that rescales the chart before both (`lal-analyze calibrate` fits it), the log-probability of a
-given tree, and the minimum Bayes risk tree of the marginals.
+given tree, the minimum Bayes risk tree of the marginals, and the sentence score every family
+reports (`sentence_confidence`).
 
 The temperature divides every score: `P_T(tree) = exp(s(tree) / T) / Z_T`. `T > 1` flattens
 the distribution (less confident), `T < 1` sharpens it; the best tree is the same for every
 `T`, so calibrating changes the numbers a parse reports, never the parse.
 """
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 import torch
@@ -74,3 +75,15 @@ def mbr_trees(marginals: torch.Tensor, lengths: torch.Tensor, gain: float) -> Li
     chart[..., EMPTY] = 0.0
     spans, _ = cky_decode(chart.cpu().numpy(), lengths.cpu().numpy())
     return [rows[rows[:, 2] != EMPTY] for rows in spans]
+
+
+def sentence_confidence(
+    confidences: Optional[Sequence[float]], log_probability: Optional[float]
+) -> Optional[float]:
+    """The mean of a parse's confidences (the expected fraction of its decisions that are
+    right), or its probability when it has none; `None` when not asked."""
+    if log_probability is None:
+        return None
+    if confidences:
+        return float(sum(confidences) / len(confidences))
+    return float(np.exp(log_probability))

@@ -27,6 +27,8 @@ def _ext_vars() -> dict:
     return {
         "TRAIN_PATH": train,
         "DEV_PATH": dev,
+        # The confidence grid validates and fits temperatures on a split of train.
+        "CALIBRATION_PATH": dev,
         "PTB_TRAIN": train,
         "PTB_DEV": dev,
         # The CTB 5.1 split of the hand-written CTB files (`#train`, `#dev`).
