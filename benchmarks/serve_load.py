@@ -13,10 +13,18 @@ The sentences are those of the treebank (PTB dev split by default), given as gol
 the treebank's order, round robin over all clients. The clients run in this process (asyncio +
 aiohttp), so on a small machine they take CPU from the server: the figures are a lower bound
 of what the server does with the machine to itself.
+
+Soak (`--soak SECONDS`): the batched server only, the first of `--clients` clients asking for
+confidences (`"confidence": true`) for SECONDS, the server's resident memory sampled every
+`--sample-every` seconds; a table per minute (requests, errors, p50/p95 latency, memory) and
+the memory growth from the end of the first minute (warm-up) to the end.
+
+    python benchmarks/serve_load.py MODEL --soak 600 --clients 32
 """
 import argparse
 import asyncio
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -24,7 +32,7 @@ import sys
 import time
 from itertools import count
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional, Tuple
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
@@ -66,36 +74,62 @@ def start_server(
     raise RuntimeError("lal-serve did not start within 300 s")
 
 
-async def load(url: str, sentences: List[List[str]], clients: int, seconds: float) -> Dict:
-    """`clients` loops sending one sentence per request until `seconds` have passed."""
+async def load(
+    url: str,
+    sentences: List[List[str]],
+    clients: int,
+    seconds: float,
+    confidence: bool = False,
+    sample_pid: Optional[int] = None,
+    sample_every: float = 10.0,
+) -> Dict:
+    """`clients` loops sending one sentence per request until `seconds` have passed; with
+    `confidence`, each asks for the parse's confidences (an answer without them is an error).
+    With `sample_pid`, that process's resident memory every `sample_every` seconds, and each
+    request's finishing time, under `"timeline"`."""
     import aiohttp
 
     latencies: List[float] = []
+    finished: List[Tuple[float, float, bool]] = []  # (seconds since start, latency, error)
     errors: List[str] = []
+    memory: List[Tuple[float, float]] = []
     next_sentence = count()
-    stop_at = time.perf_counter() + seconds
+    began = time.perf_counter()
+    stop_at = began + seconds
+    wanted = "sentence_confidence" if confidence else "tree"
 
     async def client(session: "aiohttp.ClientSession") -> None:
         while time.perf_counter() < stop_at:
             words = sentences[next(next_sentence) % len(sentences)]
             started = time.perf_counter()
+            error = None
             try:
-                async with session.post(url, json={"sentences": [words]}) as answer:
+                request = {"sentences": [words], "confidence": confidence}
+                async with session.post(url, json=request) as answer:
                     body = await answer.json()
-                    if answer.status != 200 or "tree" not in body["parses"][0]:
-                        errors.append(f"{answer.status}: {str(body)[:200]}")
-                        continue
-            except Exception as error:  # a refused or dropped connection is an error too
-                errors.append(f"{type(error).__name__}: {error}")
-                continue
-            latencies.append(time.perf_counter() - started)
+                    if answer.status != 200 or wanted not in body["parses"][0]:
+                        error = f"{answer.status}: {str(body)[:200]}"
+            except Exception as failure:  # a refused or dropped connection is an error too
+                error = f"{type(failure).__name__}: {failure}"
+            done = time.perf_counter()
+            finished.append((done - began, done - started, error is not None))
+            if error is not None:
+                errors.append(error)
+            else:
+                latencies.append(done - started)
+
+    async def sampler() -> None:
+        while sample_pid is not None and time.perf_counter() < stop_at:
+            memory.append((time.perf_counter() - began, resident_mib(sample_pid)))
+            await asyncio.sleep(sample_every)
 
     timeout = aiohttp.ClientTimeout(total=600)
     connector = aiohttp.TCPConnector(limit=clients)
-    began = time.perf_counter()
     async with aiohttp.ClientSession(timeout=timeout, connector=connector) as session:
-        await asyncio.gather(*(client(session) for _ in range(clients)))
+        await asyncio.gather(sampler(), *(client(session) for _ in range(clients)))
     elapsed = time.perf_counter() - began
+    if sample_pid is not None:
+        memory.append((elapsed, resident_mib(sample_pid)))
     latencies.sort()
 
     def quantile(q: float) -> float:
@@ -110,7 +144,32 @@ async def load(url: str, sentences: List[List[str]], clients: int, seconds: floa
         "mean_ms": statistics.fmean(latencies) * 1000 if latencies else float("nan"),
         "errors": len(errors),
         "first_errors": errors[:3],
+        **({"timeline": {"requests": finished, "memory": memory}} if sample_pid else {}),
     }
+
+
+def soak_report(row: Dict, seconds: float) -> None:
+    """Per minute of the soak: requests, errors, p50/p95 latency, memory at its end; then the
+    memory growth after warm-up (the first minute)."""
+    requests, memory = row["timeline"]["requests"], row["timeline"]["memory"]
+    print("\n| minute | requests | errors | p50 (ms) | p95 (ms) | server RSS at its end (MiB) |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for minute in range(int(math.ceil(seconds / 60))):
+        inside = [r for r in requests if minute * 60 <= r[0] < (minute + 1) * 60]
+        times = sorted(latency * 1000 for _, latency, failed in inside if not failed)
+        rss = [mib for t, mib in memory if t <= (minute + 1) * 60][-1]
+
+        def at(q: float) -> str:
+            return f"{times[min(len(times) - 1, int(q * len(times)))]:.0f}" if times else "-"
+
+        print(f"| {minute + 1} | {len(inside)} | {sum(f for _, _, f in inside)} | {at(0.5)} | "
+              f"{at(0.95)} | {rss:.0f} |")
+    warm = [mib for t, mib in memory if t <= 60][-1]
+    after = [mib for t, mib in memory if t > 60]
+    print(f"\nServer RSS after the first minute {warm:.0f} MiB, at the end {memory[-1][1]:.0f} "
+          f"MiB (growth {memory[-1][1] - warm:+.0f} MiB; highest after warm-up "
+          f"{max(after, default=warm):.0f} MiB); {row['requests']} requests, {row['errors']} "
+          f"errors {row['first_errors']}")
 
 
 def main() -> None:
@@ -123,6 +182,10 @@ def main() -> None:
     parser.add_argument("--batch-window-ms", type=float, default=5.0,
                         help="the batched server's collection window (lal-serve's default: 5)")
     parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--soak", type=float, metavar="SECONDS",
+                        help="one long load with confidences on instead (see the module's doc)")
+    parser.add_argument("--sample-every", type=float, default=10.0,
+                        help="seconds between samples of the server's memory in a soak")
     args = parser.parse_args()
     if not os.path.exists(args.archive):
         sys.exit(f"No model archive at {args.archive}: train one first, e.g. "
@@ -131,6 +194,9 @@ def main() -> None:
     sentences = treebank_sentences(args.treebank)
     max_words = max(len(words) for words in sentences)
     url = f"http://127.0.0.1:{args.port}/parse"
+    if args.soak:
+        soak(args, sentences, max_words, url)
+        return
     results = []
     for batching in (True, False):
         server = start_server(
@@ -166,6 +232,24 @@ def main() -> None:
     if args.json:
         with open(args.json, "w") as output:
             json.dump(results, output, indent=1)
+
+
+def soak(args: argparse.Namespace, sentences: List[List[str]], max_words: int, url: str) -> None:
+    server = start_server(args.archive, args.port, True, max_words, args.batch_window_ms)
+    try:
+        memory_start = resident_mib(server.pid)
+        row = asyncio.run(load(url, sentences, args.clients[0], args.soak, confidence=True,
+                               sample_pid=server.pid, sample_every=args.sample_every))
+    finally:
+        server.terminate()
+        server.wait(60)
+    print(f"Soak: {args.clients[0]} clients, {args.soak:.0f} s, confidences on, batched server "
+          f"(window {args.batch_window_ms} ms), {len(sentences)} sentences of {args.treebank} "
+          f"round robin, model {args.archive}; server RSS at start {memory_start:.0f} MiB")
+    soak_report(row, args.soak)
+    if args.json:
+        with open(args.json, "w") as output:
+            json.dump(row, output, indent=1)
 
 
 if __name__ == "__main__":

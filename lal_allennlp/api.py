@@ -108,7 +108,7 @@ class ParseResult:
         its decisions that are right; unlike `tree_probability` it does not shrink with the
         sentence's length, so it is the number to rank or filter parses by.
     kbest : `Optional[List[Dict[str, Any]]]`
-        With `kbest=k` (constituency parsers and the transition parser): the k best parses,
+        With `kbest=k` (span CKY parsers and the transition parser): the k best parses,
         best first, as the predictor gives them (`tree`, `spans`, `score`, and `probability`
         for a CRF; `heads`, `dependency_labels`, `score` for the transition parser).
     error : `Optional[str]`
@@ -319,8 +319,8 @@ class Parser:
         (`span_confidences` of a model trained with `span_loss: "crf"`, `head_confidences` and
         `dependency_label_confidences` of joint and dependency models, `tree_probability`,
         `sentence_confidence`; a model without them raises a `ConfigurationError`). `kbest`:
-        also the `kbest` best parses (`ParseResult.kbest`; constituency parsers and the
-        transition parser). A sentence that cannot be parsed raises the error: `InputError`
+        also the `kbest` best parses (`ParseResult.kbest`; span CKY parsers and the transition
+        parser, another model raises an `InputError`). A sentence that cannot be parsed raises the error: `InputError`
         for a bad sentence (empty, control characters, too long, ...).
         """
         request = _request(sentence, tags, explain, confidence, kbest)
@@ -352,6 +352,12 @@ class Parser:
             )
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+        if kbest != 1 and not self.capabilities.kbest:
+            # Refused once here, not as an error on every sentence.
+            raise InputError(
+                f"kbest needs a model with a k-best decoder (a span CKY parser, the dependency "
+                f"parser); this {type(self.model).__name__} has none: leave it out"
+            )
         iterator = iter(sentences)
         bar = None
         if progress:

@@ -193,13 +193,13 @@ def test_a_batch_that_parses_reaches_the_model_once(parsers, monkeypatch):
 
 
 # What each fixture config's model can give: (trees, heads, predicted POS tags, explanations,
-# confidences).
+# confidences, k-best parses).
 CAPABILITIES = {
-    "span_parser": (True, False, True, False, False),  # a BiLSTM span parser, hinge loss
-    "lal_parser": (True, False, True, True, True),  # label attention layer, tree CRF
-    "joint_parser": (True, True, True, False, True),  # hinge loss: head confidences only
-    "stack_attention": (False, True, False, False, True),
-    "tree_transformer": (True, False, False, True, False),
+    "span_parser": (True, False, True, False, False, True),  # a BiLSTM span parser, hinge loss
+    "lal_parser": (True, False, True, True, True, True),  # label attention layer, tree CRF
+    "joint_parser": (True, True, True, False, True, False),  # hinge loss: head confidences only
+    "stack_attention": (False, True, False, False, True, True),
+    "tree_transformer": (True, False, False, True, False, False),
 }
 
 
@@ -219,16 +219,20 @@ def test_capabilities_are_what_the_model_gives(fixture_archive, family):
     assert (result.heads is not None) == (result.to_json().get("conllu") is not None)
     assert (result.heads is not None) == capabilities.heads
     assert (result.pos_tags not in (None, tags)) == capabilities.pos_tags
-    for option, key, capable in (
-        ("explain", "explanation", capabilities.explanations),
-        ("confidence", "sentence_confidence", capabilities.confidences),
+    for option, value, key, capable in (
+        ("explain", True, "explanation", capabilities.explanations),
+        ("confidence", True, "sentence_confidence", capabilities.confidences),
+        ("kbest", 2, "kbest", capabilities.kbest),
     ):
         try:
-            asked = parser.parse("Dogs bark .", tags=tags, **{option: True})
+            asked = parser.parse("Dogs bark .", tags=tags, **{option: value})
         except ConfigurationError:
             assert not capable, f"{family} refused {option}"
             continue
         assert (getattr(asked, key) is not None) == capable, option
+    if not capabilities.kbest:  # refused once, before any sentence is parsed
+        with pytest.raises(InputError, match="k-best decoder"):
+            list(parser.parse_many(["Dogs bark ."], kbest=2))
 
 
 def test_parse_raises_input_errors(parsers):

@@ -425,7 +425,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         type=int,
         default=1,
         help="with --format json, also the K best parses of each line (key kbest; "
-        "constituency parsers and the transition parser)",
+        "span CKY parsers and the transition parser)",
     )
     cli.add_argument(
         "--decode",

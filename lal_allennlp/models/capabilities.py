@@ -28,9 +28,14 @@ class ParseCapabilities:
         parsers whose encoder holds a Label Attention Layer), link probabilities (the Tree
         Transformer).
     confidences : `bool`
-        Whether `confidence` gives span confidences, the tree CRF's labelled marginals:
-        `lal_span_parser` models trained with `span_loss: "crf"` (the joint parser's decode is
-        not the CRF's, so it gives none, whatever its loss).
+        Whether `confidence` gives the model's probabilities: span marginals (span parsers
+        trained with `span_loss: "crf"`), head and label probabilities (the joint parser, and
+        its span marginals when trained as a CRF; the dependency parser's step probabilities).
+        The Tree Transformer defines no probability over trees and gives none.
+    kbest : `bool`
+        Whether `kbest` gives the k best parses: the span CKY parsers (exact k-best) and the
+        dependency parser (its beam's trees); the joint decoder and the Tree Transformer have
+        none.
     """
 
     trees: bool
@@ -38,3 +43,4 @@ class ParseCapabilities:
     pos_tags: bool
     explanations: bool
     confidences: bool
+    kbest: bool

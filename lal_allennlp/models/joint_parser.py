@@ -447,6 +447,7 @@ class JointSpanParser(SpanParserBase):
             pos_tags=self.predict_pos_tags,
             explanations=False,
             confidences=True,
+            kbest=False,
         )
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:

@@ -154,6 +154,7 @@ class SpanConstituencyParser(SpanParserBase):
             pos_tags=self.predict_pos_tags,
             explanations=find_label_attention(self.encoder) is not None,
             confidences=self.span_loss == "crf",
+            kbest=True,
         )
 
     def _explain(self, output: Dict[str, Any], fenceposts: torch.Tensor) -> Dict[str, Any]:

@@ -128,7 +128,7 @@ class StackAttentionParser(Model):
 
     default_predictor = "lal_dependency_parser"
     capabilities = ParseCapabilities(
-        trees=False, heads=True, pos_tags=False, explanations=False, confidences=True
+        trees=False, heads=True, pos_tags=False, explanations=False, confidences=True, kbest=True
     )
     """Heads and labels, with the decoder's step probabilities as confidences (`_confidences`);
     the tags in its output are those given with the words."""

@@ -96,7 +96,7 @@ class TreeTransformerLanguageModel(Model):
 
     default_predictor = "lal_unsupervised_parser"
     capabilities = ParseCapabilities(
-        trees=True, heads=False, pos_tags=False, explanations=True, confidences=False
+        trees=True, heads=False, pos_tags=False, explanations=True, confidences=False, kbest=False
     )
     """Unlabelled trees over the words without punctuation; link probabilities on request."""
 

@@ -5,7 +5,8 @@ The web server of `lal-serve`: a FastAPI application around a `Parser`.
   confidence shading), and for label attention parsers the attention of every head over the
   words and each constituent's head contributions (`page.html`).
 - `POST /parse`: `{"sentences": ["The cat sat.", ["A", "list", "of", "words"],
-  {"tokens": [...], "tags": [...]}], "explain": false, "confidence": false, "draw": false}` ->
+  {"tokens": [...], "tags": [...]}], "explain": false, "confidence": false, "kbest": 1,
+  "draw": false}` ->
   `{"parses": [...]}`, one object per sentence with the fields of `ParseResult.to_json` (the
   predictor's JSON output) and, with `draw`, SVG pictures under `"pictures"`.
 - `GET /health`: the model, what it can do, the server's limits and counters.
@@ -13,7 +14,8 @@ The web server of `lal-serve`: a FastAPI application around a `Parser`.
 
 Concurrent requests are parsed together (`batching.RequestBatcher`). A bad request gets a 4xx
 answer `{"error": "what is wrong and what to do"}` before anything is parsed: 400 for a body
-that is not JSON, 413 for a body over `max_body_bytes`, 422 for wrong fields or types, too many
+that is not JSON (not UTF-8, malformed, nested too deeply for the JSON parser), 413 for a body
+over `max_body_bytes`, 415 for a body not sent as JSON, 422 for wrong fields or types, too many
 sentences, or a sentence the parser refuses (empty, control characters, longer than
 `max_words`), naming the sentence as `sentences[K]`. Nothing a request holds stops the server.
 """
@@ -25,12 +27,12 @@ from typing import Any, Dict, List, Optional, Tuple, Union
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from lal_allennlp.api import Parser, ParseResult, as_request
-from lal_allennlp.predictors.inputs import InputError, shorten
+from lal_allennlp.predictors.inputs import MAX_KBEST, InputError, shorten
 from lal_allennlp.serving.batching import RequestBatcher
 
 logger = logging.getLogger(__name__)
@@ -64,8 +66,13 @@ class ParseRequest(BaseModel):
         "link probabilities (Tree Transformer)",
     )
     confidence: StrictBool = Field(
-        False, description="The tree CRF's probability of each predicted constituent (models "
-        'trained with span_loss "crf")',
+        False, description="The model's probabilities: of each predicted constituent (span "
+        'parsers trained with span_loss "crf"), of each head and dependency label (joint and '
+        "dependency parsers), of the whole parse, and the sentence's mean confidence",
+    )
+    kbest: StrictInt = Field(
+        1, ge=1, le=MAX_KBEST, description='The k best parses, under "kbest" (span CKY parsers: '
+        "exact k-best trees; the dependency parser: the distinct trees of its beam)",
     )
     draw: StrictBool = Field(False, description='SVG pictures of each parse, under "pictures"')
 
@@ -81,6 +88,11 @@ class SentenceParse(BaseModel):
     dependency_labels: Optional[List[str]] = None
     conllu: Optional[str] = None
     span_confidences: Optional[List[float]] = None
+    head_confidences: Optional[List[float]] = None
+    dependency_label_confidences: Optional[List[float]] = None
+    tree_probability: Optional[float] = None
+    sentence_confidence: Optional[float] = None
+    kbest: Optional[List[Dict[str, Any]]] = None
     label_attention: Optional[List[List[float]]] = None
     span_contributions: Optional[List[List[float]]] = None
     explanation_note: Optional[str] = None
@@ -251,6 +263,15 @@ def create_app(
 
     @app.exception_handler(HTTPException)
     async def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        # FastAPI answers "There was an error parsing the body" for any failure of its JSON
+        # parsing but a syntax error, keeping the cause: say what it was.
+        cause = error.__cause__
+        if isinstance(cause, UnicodeDecodeError):
+            return _error(400, f"The body is not valid UTF-8 (byte {cause.object[cause.start]:#04x} "
+                          f"at offset {cause.start}): send the JSON encoded as UTF-8")
+        if isinstance(cause, RecursionError):
+            return _error(400, "The body's JSON is nested too deeply to parse: send an object "
+                          'such as {"sentences": ["The cat sat."]}, nested a few levels at most')
         return JSONResponse(
             {"error": str(error.detail)}, status_code=error.status_code, headers=error.headers
         )
@@ -269,6 +290,7 @@ def create_app(
             "tree": capabilities.trees,
             "explain": capabilities.explanations,
             "confidence": capabilities.confidences,
+            "kbest": capabilities.kbest,
             "batching": {
                 "enabled": batching,
                 "max_batch": max_batch,
@@ -303,14 +325,22 @@ def create_app(
                           f"Transformer; this model is a {type(parser.model).__name__}: leave it "
                           f"out")
         if body.confidence and not capabilities.confidences:
-            return _error(422, '"confidence" needs a model trained with span_loss "crf" (the '
-                          "tree CRF's marginals); this one is not: leave it out")
+            return _error(422, f'"confidence" needs a model that defines probabilities of its '
+                          f'parses (a span parser trained with span_loss "crf", a joint or a '
+                          f"dependency parser); this model is a {type(parser.model).__name__}: "
+                          f"leave it out")
+        if body.kbest > 1 and not capabilities.kbest:
+            return _error(422, f'"kbest" needs a model with a k-best decoder (a span CKY '
+                          f"parser, the dependency parser); this model is a "
+                          f"{type(parser.model).__name__}: leave it out")
         # Each sentence a predictor request with this request's own switches, since a batch
         # holds the sentences of several requests.
         requests = []
         for index, item in enumerate(body.sentences):
             try:
-                request = as_request(_sentence_of(item), body.explain, body.confidence)
+                request = as_request(
+                    _sentence_of(item), body.explain, body.confidence, body.kbest
+                )
                 parser.check(request)
             except InputError as error:
                 return _error(422, f"sentences[{index}]: {error}")

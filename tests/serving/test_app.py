@@ -95,16 +95,56 @@ def test_pictures_draw_the_parse(client, lal):
 def test_a_joint_model_gives_heads_conllu_and_arcs(joint):
     with TestClient(create_app(joint)) as client:
         health = client.get("/health").json()
-        assert (health["explain"], health["confidence"], health["tree"]) == (False, False, True)
+        assert (health["explain"], health["confidence"], health["tree"]) == (False, True, True)
+        assert health["kbest"] is False
         (parse,) = client.post("/parse", json={"sentences": ["Dogs bark ."], "draw": True}).json()[
             "parses"
         ]
         assert parse == {**_expected(joint, "Dogs bark ."), "pictures": parse["pictures"]}
         assert len(parse["heads"]) == 3 and parse["conllu"].count("\n") == 4
         assert parse["pictures"]["tree"].count('class="arrowhead"') == 3
-        for option in ("explain", "confidence"):
-            answer = client.post("/parse", json={"sentences": ["Dogs bark ."], option: True})
+        body = {"sentences": ["Dogs bark ."], "confidence": True}
+        (parse,) = client.post("/parse", json=body).json()["parses"]
+        expected = _expected(joint, "Dogs bark .", confidence=True)
+        assert parse.keys() == expected.keys() and len(parse["head_confidences"]) == 3
+        for key in ("head_confidences", "dependency_label_confidences", "sentence_confidence"):
+            assert parse[key] == pytest.approx(expected[key], abs=1e-6)
+        for option, value in (("explain", True), ("kbest", 2)):
+            answer = client.post("/parse", json={"sentences": ["Dogs bark ."], option: value})
             assert answer.status_code == 422 and "leave it out" in answer.json()["error"]
+            assert "JointSpanParser" in answer.json()["error"]
+
+
+def test_kbest_trees_through_the_server(client, lal):
+    body = {"sentences": SENTENCES[:2], "kbest": 3, "confidence": True}
+    parses = client.post("/parse", json=body).json()["parses"]
+    for sentence, parse in zip(SENTENCES, parses):
+        expected = _expected(lal, sentence, kbest=3, confidence=True)
+        assert [tree["tree"] for tree in parse["kbest"]] == [t["tree"] for t in expected["kbest"]]
+        assert len(parse["kbest"]) == 3 and parse["kbest"][0]["tree"] == parse["tree"]
+        scores = [tree["score"] for tree in parse["kbest"]]
+        assert scores == sorted(scores, reverse=True)
+        assert [t["probability"] for t in parse["kbest"]] == pytest.approx(
+            [t["probability"] for t in expected["kbest"]], abs=1e-6
+        )
+
+
+def test_bodies_the_json_parser_cannot_read_are_named(lal):
+    # Deep nesting needs a body over the usual test client's 4096-byte limit.
+    with TestClient(create_app(lal, max_body_bytes=1_000_000)) as client:
+        for body, message in [
+            (b"[" * 100_000, "nested too deeply"),
+            (b'{"sentences": [' * 50_000, "nested too deeply"),
+            (b'{"sentences": ["caf\xe9"]}', "not valid UTF-8 (byte 0xe9 at offset 19)"),
+            (b"\xff{}", "not valid UTF-8 (byte 0xff at offset 0)"),
+        ]:
+            answer = client.post(
+                "/parse", content=body, headers={"content-type": "application/json"}
+            )
+            assert answer.status_code == 400, answer.text
+            assert message in answer.json()["error"]
+            assert "send" in answer.json()["error"]
+        assert client.post("/parse", json={"sentences": ["Dogs bark ."]}).status_code == 200
 
 
 def test_concurrent_requests_each_get_their_own_parses(client, lal):
@@ -139,6 +179,9 @@ def test_concurrent_requests_each_get_their_own_parses(client, lal):
          f"sentences[0]: the sentence has {MAX_WORDS + 1} words, more than the limit of "
          f"{MAX_WORDS}"),
         (json.dumps({"sentences": ["a"] * 9}).encode(), 422, "9 sentences, more than the limit"),
+        (b'{"sentences": ["ok"], "kbest": 0}', 422, "kbest: Input should be greater than or"),
+        (b'{"sentences": ["ok"], "kbest": 101}', 422, "kbest: Input should be less than or"),
+        (b'{"sentences": ["ok"], "kbest": 2.5}', 422, "kbest: Input should be a valid integer"),
     ],
 )
 def test_bad_requests_get_4xx_errors_and_the_server_goes_on(client, lal, body, status, message):

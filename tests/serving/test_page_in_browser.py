@@ -96,6 +96,8 @@ def test_typing_sentences_draws_their_trees(served, browser):
         ]
         assert words == parse["words"]
         assert "Constituent confidence" in section.find_element(By.CLASS_NAME, "confidence").text
+        sure = section.find_element(By.CLASS_NAME, "sentence-confidence").text
+        assert f"Sentence confidence {parse['sentence_confidence']:.3f}" in sure
         assert section.find_elements(By.CSS_SELECTOR, "details.attention svg.heatmap")
         assert section.find_elements(By.CSS_SELECTOR, "details.contributions svg.heatmap")
     # The drawn tree is laid out: its boxes have a size on the page.
