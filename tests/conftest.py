@@ -93,6 +93,20 @@ def fixture_archive(tmp_path_factory) -> Callable[[str], str]:
     return archive
 
 
+def captured_charts(predictor) -> list:
+    """The span charts the predictor's model builds from now on (its `_chart` wrapped on this
+    instance), for tests that compare its outputs with the chart's scores."""
+    charts: list = []
+    build = predictor._model._chart
+
+    def chart(*args):
+        charts.append(build(*args))
+        return charts[-1]
+
+    predictor._model._chart = chart
+    return charts
+
+
 def assert_plain_json(value, where="output"):
     """`value` is made of exactly the Python types `json.dumps` writes (no numpy scalars or
     arrays, no tuples), as the predictors promise without calling AllenNLP's `sanitize`."""

@@ -6,7 +6,6 @@ probabilities against enumeration, MBR decoding on hand-made marginals and throu
 and the k-best trees through the predictor.
 """
 import math
-from typing import List
 
 import pytest
 import torch
@@ -17,8 +16,7 @@ from allennlp.models import Model
 
 from lal_allennlp.predictors import ParserPredictor
 from lal_allennlp.structs.confidence import mbr_trees
-from lal_allennlp.structs.span_chart import SpanChart
-from tests.conftest import FIXTURES_ROOT, assert_plain_json
+from tests.conftest import FIXTURES_ROOT, assert_plain_json, captured_charts
 from tests.oracles.tree_enumeration import labelled_trees
 
 WORDS = ("the", "dog", "barks", "loudly")
@@ -44,18 +42,6 @@ def _model(family: str, **settings) -> ParserPredictor:
     return ParserPredictor(model, reader)
 
 
-def _capture(predictor: ParserPredictor) -> List:
-    charts: List = []
-    build = predictor._model._chart
-
-    def chart(*args):
-        charts.append(build(*args))
-        return charts[-1]
-
-    predictor._model._chart = chart  # type: ignore[method-assign]
-    return charts
-
-
 def _enumerate(scores, length: int, num_columns: int, temperature: float = 1.0):
     """Every tree of the CRF with its probability under the scores divided by `temperature`."""
     trees = list(labelled_trees(length, num_columns))
@@ -74,7 +60,7 @@ def test_joint_confidences_are_the_model_s_probabilities(temperatures):
     predictor = _model("joint_parser", span_loss="crf", confidence_temperatures=temperatures)
     model = predictor._model
     t = model.confidence_temperatures
-    charts = _capture(predictor)
+    charts = captured_charts(predictor)
     result = predictor.predict_json({"tokens": list(WORDS), "confidence": True})
     assert_plain_json(result)
     chart = charts[0]
@@ -114,7 +100,7 @@ def test_joint_confidences_are_the_model_s_probabilities(temperatures):
 def test_the_tree_probability_of_a_span_parser_is_enumerated():
     for temperature in (1.0, 0.7):
         predictor = _model("lal_parser", confidence_temperatures={"spans": temperature})
-        charts = _capture(predictor)
+        charts = captured_charts(predictor)
         result = predictor.predict_json({"tokens": list(WORDS), "confidence": True})
         scores = charts[0].scores[0].tolist()
         trees = _enumerate(scores, len(WORDS), charts[0].scores.size(-1), temperature)
@@ -176,7 +162,7 @@ def test_mbr_decoding_of_the_model_is_the_mbr_tree_of_its_marginals():
     from lal_allennlp.structs.confidence import marginals_and_log_partition
 
     predictor = _model("lal_parser", span_decoding="mbr", mbr_gain=0.3)
-    charts = _capture(predictor)
+    charts = captured_charts(predictor)
     result = predictor.predict_json({"tokens": list(WORDS)})
     chart = charts[0]
     marginals, _ = marginals_and_log_partition(chart)
@@ -197,7 +183,7 @@ def test_mbr_decoding_of_the_model_is_the_mbr_tree_of_its_marginals():
 
 def test_kbest_through_the_predictor():
     predictor = _model("lal_parser")
-    charts = _capture(predictor)
+    charts = captured_charts(predictor)
     result = predictor.predict_json({"tokens": list(WORDS), "kbest": 5, "confidence": True})
     assert_plain_json(result)
     kbest = result["kbest"]

@@ -19,8 +19,7 @@ from allennlp.models import Model
 
 from lal_allennlp import Parser
 from lal_allennlp.predictors import ParserPredictor
-from lal_allennlp.structs import SpanChart
-from tests.conftest import FIXTURES_ROOT, assert_plain_json
+from tests.conftest import FIXTURES_ROOT, assert_plain_json, captured_charts
 from tests.oracles.tree_enumeration import labelled_trees
 
 # Two labels, so that the chart has 3 columns and every tree of 4 words can be enumerated.
@@ -50,19 +49,6 @@ def crf() -> ParserPredictor:
     return _predictor("crf")
 
 
-def _captured_charts(predictor: ParserPredictor) -> List[SpanChart]:
-    """The charts the model builds from now on (its `_chart` wrapped on this instance)."""
-    charts: List[SpanChart] = []
-    build = predictor._model._chart
-
-    def chart(*args):
-        charts.append(build(*args))
-        return charts[-1]
-
-    predictor._model._chart = chart  # type: ignore[method-assign]
-    return charts
-
-
 def _enumerated_marginal(scores: List, length: int, span: tuple) -> float:
     """P(the labelled span `((i, j), column)` is in the tree), by summing over every tree."""
     total = inside = 0.0
@@ -78,7 +64,7 @@ def test_each_confidence_is_the_enumerated_labelled_marginal(crf):
     labels = crf._model.span_labels
     checked = 0
     for length in range(1, len(WORDS) + 1):
-        charts = _captured_charts(crf)
+        charts = captured_charts(crf)
         try:
             result = crf.predict_json({"tokens": list(WORDS[:length]), "confidence": True})
         finally:
@@ -97,7 +83,7 @@ def test_each_confidence_is_the_enumerated_labelled_marginal(crf):
 def test_confidence_is_the_labelled_not_the_unlabelled_marginal(crf):
     # With two labels, P(span with this label) < P(span with any label) for some span: the
     # numbers are per label.
-    charts = _captured_charts(crf)
+    charts = captured_charts(crf)
     try:
         result = crf.predict_json({"tokens": list(WORDS), "confidence": True})
     finally:
