@@ -201,5 +201,5 @@ def test_kbest_through_the_predictor():
         with pytest.raises(ConfigurationError, match='"kbest" must be a whole number'):
             predictor.predict_json({"tokens": list(WORDS), "kbest": bad})
     joint = _model("joint_parser")
-    with pytest.raises(ConfigurationError, match="no exact k-best decoder"):
+    with pytest.raises(ConfigurationError, match="JointSpanParser has none: leave it out"):
         joint.predict_json({"tokens": list(WORDS), "kbest": 2})
