@@ -6,6 +6,8 @@ Chart decoders: numpy in, numpy out (no torch, no vocabulary), each a numba kern
 - `joint_span`: the exact joint span (HPSG) decoder of Zhou & Zhao (2019), a constituency
   tree and a projective dependency tree that agree; its label tables in `joint_span_tables`,
   its O(n^4) chart fill and traceback in `joint_span_one`.
+- `inside_outside`: the tree CRF's inside and outside passes over spans (log Z and the
+  derivatives from which the labelled marginals follow).
 - `kbest`: the exact k-best trees of a span chart (lazy k-best of Huang & Chiang 2005, over
   the n-ary trees the CKY decodes, each once); pure Python, for the few sentences that ask.
 - `kernels`: the numba helpers they share (vectorisable max, 8-lane vector code).
@@ -23,6 +25,7 @@ _numba_cache.install()
 
 from lal_allennlp.decoding.cky import cky_decode  # noqa: E402  (after the cache locators)
 from lal_allennlp.decoding.joint_span import joint_span_decode  # noqa: E402
+from lal_allennlp.decoding.inside_outside import inside_outside  # noqa: E402
 from lal_allennlp.decoding.kbest import kbest_batch, kbest_trees  # noqa: E402
 
-__all__ = ["cky_decode", "joint_span_decode", "kbest_batch", "kbest_trees"]
+__all__ = ["cky_decode", "inside_outside", "joint_span_decode", "kbest_batch", "kbest_trees"]

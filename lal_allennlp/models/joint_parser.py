@@ -305,7 +305,7 @@ class JointSpanParser(SpanParserBase):
         for b, sentence_heads in enumerate(heads):
             padded[b, : len(sentence_heads)] = sentence_heads
         predicted_heads = torch.as_tensor(padded, device=mask.device)
-        label_ids = self._label_logits(chart.word_features, predicted_heads).argmax(-1)
+        label_logits = self._label_logits(chart.word_features, predicted_heads)
         columns = self._decoder_columns
         return {
             "trees": trees,
@@ -314,7 +314,9 @@ class JointSpanParser(SpanParserBase):
             # included: the tree the span CRF scores (`_confidences`)
             "spans": [[(i, j, columns[label]) for i, j, label in r if label > 0] for r in rows],
             "heads": predicted_heads,
-            "dependency_label_ids": label_ids,
+            "dependency_label_ids": label_logits.argmax(-1),
+            # kept for `_confidences` (the label MLP is a good part of a parse's time)
+            "dependency_label_logits": label_logits,
         }
 
     def _confidences(  # type: ignore[override]
@@ -361,7 +363,7 @@ class JointSpanParser(SpanParserBase):
             / self.confidence_temperatures["heads"],
             -1,
         ).gather(2, heads.unsqueeze(2)).squeeze(2)
-        label_logits = self._label_logits(chart.word_features, heads).detach().float()
+        label_logits = output["dependency_label_logits"].detach().float()
         label_log_probs = torch.log_softmax(
             label_logits / self.confidence_temperatures["dependency_labels"], -1
         ).gather(2, labels.unsqueeze(2)).squeeze(2)
@@ -422,6 +424,7 @@ class JointSpanParser(SpanParserBase):
         output_dict = super().make_output_human_readable(output_dict)
         heads = output_dict.pop("heads").tolist()
         label_ids = output_dict.pop("dependency_label_ids").tolist()
+        output_dict.pop("dependency_label_logits", None)
         output_dict["heads"], output_dict["dependency_labels"], output_dict["conllu"] = [], [], []
         for b, (words, tags) in enumerate(zip(output_dict["words"], output_dict["pos_tags"])):
             n = len(words)

@@ -1,6 +1,6 @@
 """
 Probabilities read off a span chart that is a tree CRF (`tree_crf.py`): the labelled marginals
-and the log-partition from one inside pass (and one backward pass, the outside), a temperature
+and the log-partition from one inside and one outside pass, a temperature
 that rescales the chart before both (`lal-analyze calibrate` fits it), the log-probability of a
 given tree, the minimum Bayes risk tree of the marginals, and the sentence score every family
 reports (`sentence_confidence`).
@@ -14,7 +14,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy as np
 import torch
 
-from lal_allennlp.decoding import cky_decode
+from lal_allennlp.decoding import cky_decode, inside_outside
 from lal_allennlp.structs.span_chart import EMPTY, SpanChart
 from lal_allennlp.structs.tree_crf import tree_log_partition
 
@@ -28,15 +28,40 @@ def scaled(chart: SpanChart, temperature: float) -> SpanChart:
 
 def marginals_and_log_partition(chart: SpanChart) -> Tuple[torch.Tensor, torch.Tensor]:
     """
-    The labelled marginals `P((i, j, c) in T)` (the shape of `chart.scores`) and `log Z` per
-    sentence `(batch_size,)`, from one inside pass and its backward pass; gradients are switched
-    on for this pass only (prediction runs under `torch.no_grad()`).
+    The labelled marginals `P((i, j, c) in T)` (the shape of `chart.scores`, float32 at least)
+    and `log Z` per sentence `(batch_size,)`. On the CPU: the log-sums over each span's labels
+    in torch, the inside and outside passes over spans in numba (`decoding/inside_outside.py`),
+    and each label's share of its span by the chain rule through the log-sums. Elsewhere: one
+    inside pass and its backward pass in torch (gradients on for this pass only, as prediction
+    runs under `torch.no_grad()`).
     """
-    with torch.enable_grad():
-        scores = chart.scores.detach().float().requires_grad_()
-        log_z = tree_log_partition(scores, chart.lengths)
-        (marginals,) = torch.autograd.grad(log_z.sum(), scores)
-    return marginals, log_z.detach()
+    scores = chart.scores.detach()
+    scores = scores.to(torch.promote_types(scores.dtype, torch.float32))
+    if scores.device.type != "cpu":
+        with torch.enable_grad():
+            scores = scores.requires_grad_()
+            log_z = tree_log_partition(scores, chart.lengths)
+            (marginals,) = torch.autograd.grad(log_z.sum(), scores)
+        return marginals, log_z.detach()
+    # shape (batch_size, max_length + 1, max_length + 1): log-sums over the constituent labels
+    # (K) and over all labels (A)
+    constituent = scores[..., 1:].logsumexp(dim=-1)
+    any_label = torch.logaddexp(constituent, scores[..., EMPTY])
+    log_z, d_any, d_constituent = inside_outside(
+        any_label.numpy(), constituent.numpy(), chart.lengths.cpu().numpy()
+    )
+    # By the chain rule through the two log-sums, with p = softmax over all of a span's labels:
+    #   P((i, j, 0)) = dA p_0,   P((i, j, c > 0)) = (dA + dK exp(A - K)) p_c
+    # (exp(A - K) = 1 / (1 - p_0)). A cell of -inf scores (padding) has p = 0 and weight 0.
+    finite = torch.isfinite(any_label)
+    any_label = torch.where(finite, any_label, torch.zeros_like(any_label))
+    gap = torch.where(finite, any_label - constituent, torch.zeros_like(any_label))
+    d_any_t = torch.from_numpy(d_any)
+    weight = d_any_t + torch.from_numpy(d_constituent) * gap.double().clamp(max=80.0).exp()
+    marginals = torch.exp(scores - any_label.unsqueeze(-1))
+    marginals[..., EMPTY] *= d_any_t.to(scores.dtype)
+    marginals[..., EMPTY + 1 :] *= weight.to(scores.dtype).unsqueeze(-1)
+    return marginals, torch.from_numpy(log_z)
 
 
 def tree_scores(chart: SpanChart, trees: Sequence[Sequence[Tuple[int, int, int]]]) -> List[float]:
