@@ -21,7 +21,12 @@ is right. The two differ where the output is not the distribution's own argmax: 
 decoder picks heads with the span scores' help, so a decoded head of low `P(head | word)` is
 right more often than that probability says, and the gold NLL cannot see it.
 
-A golden-section search over log T finds each minimum (the objectives are unimodal there). The
+The `"ece"` objective minimises instead the expected calibration error (below) of the output's
+confidences on the held-out trees, T taken from a log-spaced grid: the cross-entropy weighs most
+the few items of low confidence that are right (the joint parser's decoded heads that are not
+their softmax's argmax), and can pull T where the bulk of the items is worse calibrated.
+
+A golden-section search over log T finds each minimum of the first two (they are unimodal). The
 best parse is the same for every T: calibrating changes the numbers, never the trees.
 
 What is measured, per kind of confidence, over the items of the predicted parses: a
@@ -115,20 +120,22 @@ class HeldOut:
         default_factory=list
     )
 
+    def output_span_probabilities(self, temperature: float) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The output constituents' marginals under the charts divided by `temperature`, and
+        whether each constituent is right."""
+        from lal_allennlp.structs.confidence import marginals_and_log_partition, scaled
+
+        probabilities, rights = [], []
+        for (chart, _), (rows, right) in zip(self.span_charts, self.output_spans):
+            marginals, _ = marginals_and_log_partition(scaled(chart, temperature))
+            probabilities.append(marginals[rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3]])
+            rights.append(right)
+        return torch.cat(probabilities), torch.cat(rights)
+
     def output_span_bce(self) -> Callable[[float], float]:
         """The binary cross-entropy of the output constituents' marginals under the chart
         divided by T, against whether each is right."""
-        from lal_allennlp.structs.confidence import marginals_and_log_partition, scaled
-
-        def bce(temperature: float) -> float:
-            total = 0.0
-            for (chart, _), (rows, right) in zip(self.span_charts, self.output_spans):
-                marginals, _ = marginals_and_log_partition(scaled(chart, temperature))
-                p = marginals[rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3]]
-                total += _bce(p, right)
-            return total
-
-        return bce
+        return lambda temperature: _bce(*self.output_span_probabilities(temperature))
 
     def span_nll(self) -> Callable[[float], float]:
         """The gold trees' NLL under the span CRF of the charts divided by T."""
@@ -152,20 +159,46 @@ def _bce(p: torch.Tensor, right: torch.Tensor) -> float:
     return float(-torch.where(right, p.log(), (1 - p).log()).sum())
 
 
+def output_softmax_probabilities(
+    items: Sequence[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]], temperature: float
+) -> Tuple[torch.Tensor, torch.Tensor]:
+    """`softmax(logits / temperature)[chosen]` and `right`, over the `(logits, chosen, right)`
+    of `items`."""
+    probabilities = [
+        torch.softmax(logits / temperature, -1).gather(1, chosen.view(-1, 1)).squeeze(1)
+        for logits, chosen, _ in items
+    ]
+    return torch.cat(probabilities), torch.cat([right for _, _, right in items])
+
+
 def output_softmax_bce(
     items: Sequence[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]]
 ) -> Callable[[float], float]:
     """The binary cross-entropy of `softmax(logits / T)[chosen]` against `right`, summed over
     the `(logits, chosen, right)` of `items`, as a function of T."""
+    return lambda temperature: _bce(*output_softmax_probabilities(items, temperature))
 
-    def bce(temperature: float) -> float:
-        total = 0.0
-        for logits, chosen, right in items:
-            p = torch.softmax(logits / temperature, -1).gather(1, chosen.view(-1, 1)).squeeze(1)
-            total += _bce(p, right)
-        return total
 
-    return bce
+def ece_of(
+    probabilities: Callable[[float], Tuple[torch.Tensor, torch.Tensor]], bins: int = 10
+) -> Callable[[float], float]:
+    """The expected calibration error of the items that `probabilities(T)` gives, as a
+    function of T (the `"ece"` objective)."""
+
+    def ece(temperature: float) -> float:
+        p, right = probabilities(temperature)
+        return Reliability(p.double().numpy(), right.numpy()).ece(bins)
+
+    return ece
+
+
+def fit_temperature_on_grid(
+    loss: Callable[[float], float], low: float = 0.25, high: float = 4.0, points: int = 49
+) -> float:
+    """The temperature of `points` log-spaced ones in `[low, high]` minimising `loss`: for
+    the ECE, which is piecewise constant in T and not unimodal, so no line search."""
+    grid = np.exp(np.linspace(math.log(low), math.log(high), points))
+    return float(min(grid, key=loss))
 
 
 def collect_held_out(model: Any, instances: Sequence[Any], batch_size: int = 16) -> HeldOut:
@@ -243,7 +276,7 @@ def _collect_dependencies(
     )
 
 
-OBJECTIVES = ("output", "gold")
+OBJECTIVES = ("output", "gold", "ece")
 """What `fit_temperatures` minimises (the module docstring)."""
 
 
@@ -251,6 +284,17 @@ def fit_temperatures(held: HeldOut, objective: str = "output") -> Dict[str, floa
     """The temperature of each distribution collected in `held`, minimising `objective`."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    if objective == "ece":
+        temperatures = {
+            "spans": fit_temperature_on_grid(ece_of(held.output_span_probabilities))
+        }
+        if held.output_heads:
+            for name, items in (("heads", held.output_heads),
+                                ("dependency_labels", held.output_labels)):
+                temperatures[name] = fit_temperature_on_grid(
+                    ece_of(lambda t, items=items: output_softmax_probabilities(items, t))
+                )
+        return temperatures
     if objective == "output":
         temperatures = {"spans": fit_temperature(held.output_span_bce())}
         if held.output_heads:

@@ -362,11 +362,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     calibrate_cli.add_argument("--bins", type=int, default=10, help="ECE bins (default: 10)")
     calibrate_cli.add_argument(
         "--objective",
-        choices=("output", "gold"),
+        choices=("output", "gold", "ece"),
         default="output",
         help="output (default): the cross-entropy of the output's confidences against whether "
         "each item is right; gold: the NLL of the gold trees and heads (classic temperature "
-        "scaling)",
+        "scaling); ece: the expected calibration error of the output's confidences",
     )
     calibrate_cli.add_argument("--batch-size", type=int, default=16)
 

@@ -1,6 +1,6 @@
 """
-Calibration: temperatures recovered on synthetic scores with a known temperature (both
-objectives), ECE and Spearman on hand-checked cases, and `lal-analyze calibrate` end to end on
+Calibration: temperatures recovered on synthetic scores with a known temperature (every
+objective), ECE and Spearman on hand-checked cases, and `lal-analyze calibrate` end to end on
 a fixture archive (the temperatures land in the archive's config and in the loaded model).
 """
 import json
@@ -12,8 +12,11 @@ import torch
 
 from lal_allennlp.analysis.calibration import (
     Reliability,
+    ece_of,
     fit_temperature,
+    fit_temperature_on_grid,
     output_softmax_bce,
+    output_softmax_probabilities,
     softmax_nll,
     spearman,
 )
@@ -44,6 +47,17 @@ def test_the_output_objective_recovers_a_known_temperature(temperature):
     chosen = logits.argmax(-1)
     fitted = fit_temperature(output_softmax_bce([(logits, chosen, chosen == gold)]))
     assert fitted == pytest.approx(temperature, rel=0.1)
+
+
+@pytest.mark.parametrize("temperature", [0.5, 2.0])
+def test_the_ece_objective_recovers_a_known_temperature(temperature):
+    logits, gold = _synthetic(temperature, seed=2)
+    chosen = logits.argmax(-1)
+    items = [(logits, chosen, chosen == gold)]
+    ece = ece_of(lambda t: output_softmax_probabilities(items, t))
+    fitted = fit_temperature_on_grid(ece)
+    assert fitted == pytest.approx(temperature, rel=0.15)
+    assert ece(fitted) < 0.01 < ece(1.0)
 
 
 def test_ece_of_a_hand_checked_case():
