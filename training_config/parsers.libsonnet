@@ -184,6 +184,22 @@
     dropout: dropout,
   },
 
+  // The same masked language model over a plain Transformer encoder of the same size
+  // (AllenNLP's `pytorch_transformer`, sinusoidal positions): no links, so no trees; the
+  // baseline of the Tree Transformer's perplexity comparison.
+  transformer_lm(d_model=512, layers=10, heads=8, d_ff=2048, dropout=0.1)::
+    $.tree_transformer_lm(d_model, layers, heads, d_ff, dropout) + {
+      encoder: {
+        type: 'pytorch_transformer',
+        input_dim: d_model,
+        num_layers: layers,
+        num_attention_heads: heads,
+        feedforward_hidden_dim: d_ff,
+        dropout_prob: dropout,
+        positional_encoding: 'sinusoidal',
+      },
+    },
+
   // ---------------------------------------------------------------------------------------
   // Training
 

@@ -1,6 +1,8 @@
 """
 The Tree Transformer's unsupervised parser (Wang, Lee & Chen 2019): a masked language model over
-a `tree_transformer` encoder, trained on raw words; its link probabilities give trees.
+a `tree_transformer` encoder, trained on raw words; its link probabilities give trees. Over any
+other encoder (e.g. AllenNLP's `pytorch_transformer`) the same masked language model without
+trees: the baseline of the paper's perplexity comparison.
 """
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
@@ -85,7 +87,8 @@ class TreeTransformerLanguageModel(Model):
         Word embeddings; the words must come from a single-id indexer named `tokens` (the
         random replacement words are looked up through the same embedder).
     encoder : `Seq2SeqEncoder`
-        A `tree_transformer` (the type is checked).
+        A `tree_transformer`, whose links give the trees; any other encoder makes a plain
+        masked language model (perplexity and masked accuracy only, nothing to parse).
     mask_probability : `float`, optional (default = `1/7`)
         The paper's rate.
     split_threshold, descend_threshold, min_layer : optional (defaults 0.8, 0.7, 2)
@@ -95,10 +98,16 @@ class TreeTransformerLanguageModel(Model):
     """
 
     default_predictor = "lal_unsupervised_parser"
-    capabilities = ParseCapabilities(
-        trees=True, heads=False, pos_tags=False, explanations=True, confidences=False, kbest=False
-    )
-    """Unlabelled trees over the words without punctuation; link probabilities on request."""
+
+    @property
+    def capabilities(self) -> ParseCapabilities:
+        """Unlabelled trees over the words without punctuation and link probabilities on
+        request, with a `tree_transformer`; nothing with another encoder."""
+        trees = self.gives_trees
+        return ParseCapabilities(
+            trees=trees, heads=False, pos_tags=False, explanations=trees, confidences=False,
+            kbest=False,
+        )
 
     def __init__(
         self,
@@ -113,11 +122,7 @@ class TreeTransformerLanguageModel(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        if not isinstance(encoder, TreeTransformerEncoder):
-            raise ConfigurationError(
-                "tree_transformer_lm reads trees from link probabilities: its encoder must be a "
-                f"tree_transformer, not {type(encoder).__name__}"
-            )
+        self.gives_trees = isinstance(encoder, TreeTransformerEncoder)
         if not 0.0 < mask_probability < 1.0:
             raise ConfigurationError(
                 f"tree_transformer_lm: mask_probability must be in (0, 1), got {mask_probability}"
@@ -181,7 +186,7 @@ class TreeTransformerLanguageModel(Model):
         mask = util.get_text_field_mask(tokens)
         embedded = self.text_field_embedder(tokens)
         output: Dict[str, Any] = {"loss": self._masked_loss(tokens, embedded, mask)}
-        if self.training:
+        if self.training or not self.gives_trees:
             return output
         _, links = self.encoder.forward_with_links(embedded, mask)
         link_array = links.float().cpu().numpy()
@@ -207,6 +212,12 @@ class TreeTransformerLanguageModel(Model):
     def make_output_human_readable(self, output_dict: Dict[str, Any]) -> Dict[str, Any]:
         """One-line bracketed `trees`, `spans` as sorted lists, links as lists of floats."""
         output_dict.pop("loss", None)
+        if not self.gives_trees:
+            raise ConfigurationError(
+                f"This tree_transformer_lm has a plain {type(self.encoder).__name__} encoder: a "
+                "masked language model without trees, nothing to parse (evaluate it for its "
+                "perplexity); trees need a tree_transformer encoder"
+            )
         if "trees" in output_dict:
             output_dict["trees"] = [tree_to_string(tree) for tree in output_dict["trees"]]
         output_dict["spans"] = [sorted(list(s)) for s in output_dict["spans"]]
@@ -221,6 +232,6 @@ class TreeTransformerLanguageModel(Model):
             "perplexity": float(torch.exp(torch.tensor(min(loss, 50.0)))),
             "masked_accuracy": self.masked_accuracy.get_metric(reset),
         }
-        if not self.training:
+        if not self.training and self.gives_trees:
             metrics.update(self.unlabelled_f1.get_metric(reset))
         return metrics

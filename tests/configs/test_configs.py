@@ -91,6 +91,7 @@ def test_every_config_is_built_here():
         "stack_attention_ptb_cpu.jsonnet",
         "tree_transformer_lm_cpu.jsonnet",
         "tree_transformer_lm_gpu.jsonnet",
+        "transformer_lm_cpu.jsonnet",
         "tree_transformer_minilm_cpu.jsonnet",
     }
     # One builder library, imported by the configs.

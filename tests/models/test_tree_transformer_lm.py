@@ -114,3 +114,43 @@ def test_lal_parse_writes_one_unlabelled_tree_per_line(trained, tmp_path, capsys
     assert Tree.fromstring(lines[3]).leaves() == ["Dogs", "bark"]
     errors = capsys.readouterr().err
     assert "line 2" in errors and "line 3" in errors
+
+
+def test_the_lm_over_a_plain_transformer_trains_saves_loads_and_parses_nothing(tmp_path):
+    """The perplexity baseline of the Tree Transformer: the same masked language model over
+    AllenNLP's `pytorch_transformer` (no links, so no trees)."""
+    from allennlp.common.checks import ConfigurationError
+
+    from lal_allennlp import Parser
+
+    plain = {
+        "model.encoder": {
+            "type": "pytorch_transformer", "input_dim": 16, "num_layers": 2,
+            "feedforward_hidden_dim": 32, "num_attention_heads": 2,
+            "positional_encoding": "sinusoidal",
+        }
+    }
+    torch.manual_seed(0)
+    model = train_model_from_file(str(CONFIG), str(tmp_path), overrides=json.dumps(plain))
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    first = json.loads((tmp_path / "metrics_epoch_0.json").read_text())
+    assert metrics["training_perplexity"] < first["training_perplexity"]
+    assert "validation_perplexity" in metrics and "validation_sentence_f1" not in metrics
+    assert not model.capabilities.trees and not model.capabilities.explanations
+
+    # Saved and loaded, the same masked-LM loss on the same (fixed-seed) masks.
+    loaded = load_archive(str(tmp_path / "model.tar.gz")).model.eval()
+    model.eval()
+    predictor = Predictor.from_archive(load_archive(str(tmp_path / "model.tar.gz")))
+    instances = [predictor._json_to_instance({"sentence": "The cat sat on the mat ."})]
+    batch = Batch(instances)
+    batch.index_instances(model.vocab)
+    with torch.no_grad():
+        before = model(**batch.as_tensor_dict())["loss"]
+        after = loaded(**batch.as_tensor_dict())["loss"]
+    assert torch.equal(before, after) and before > 0
+
+    parser = Parser.load(str(tmp_path / "model.tar.gz"))
+    assert not parser.capabilities.trees
+    with pytest.raises(ConfigurationError, match="PytorchTransformer encoder: a masked language"):
+        parser.parse("The cat sat on the mat .")
