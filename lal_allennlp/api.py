@@ -37,7 +37,7 @@ from nltk import Tree
 
 from lal_allennlp.models.capabilities import ParseCapabilities
 from lal_allennlp.predictors.checked import CheckedPredictor
-from lal_allennlp.predictors.inputs import DEFAULT_MAX_WORDS, InputError, shorten
+from lal_allennlp.predictors.inputs import DEFAULT_MAX_WORDS, InputError, refuse_kbest, shorten
 
 Sentence = Union[str, Sequence[str], Mapping[str, Any]]
 """What `parse_many` takes per sentence: raw text, a list of words, or a predictor request
@@ -320,8 +320,8 @@ class Parser:
         `dependency_label_confidences` of joint and dependency models, `tree_probability`,
         `sentence_confidence`; a model without them raises a `ConfigurationError`). `kbest`:
         also the `kbest` best parses (`ParseResult.kbest`; span CKY parsers and the transition
-        parser, another model raises an `InputError`). A sentence that cannot be parsed raises the error: `InputError`
-        for a bad sentence (empty, control characters, too long, ...).
+        parser, another model raises an `InputError`). A sentence that cannot be parsed raises
+        the error: `InputError` for a bad sentence (empty, control characters, too long, ...).
         """
         request = _request(sentence, tags, explain, confidence, kbest)
         return ParseResult.from_output(self.predictor.predict_json(request), "tags" in request)
@@ -352,12 +352,7 @@ class Parser:
             )
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-        if kbest != 1 and not self.capabilities.kbest:
-            # Refused once here, not as an error on every sentence.
-            raise InputError(
-                f"kbest needs a model with a k-best decoder (a span CKY parser, the dependency "
-                f"parser); this {type(self.model).__name__} has none: leave it out"
-            )
+        refuse_kbest(kbest, self.model)  # once here, not as an error on every sentence
         iterator = iter(sentences)
         bar = None
         if progress:

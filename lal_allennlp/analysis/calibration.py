@@ -37,6 +37,7 @@ put in `bins` equal-width bins of confidence, and ECE is the mean over items of
 |accuracy of the bin - mean confidence of the bin|.
 """
 from dataclasses import dataclass, field
+from functools import partial
 import json
 import math
 import os
@@ -131,11 +132,6 @@ class HeldOut:
             probabilities.append(marginals[rows[:, 0], rows[:, 1], rows[:, 2], rows[:, 3]])
             rights.append(right)
         return torch.cat(probabilities), torch.cat(rights)
-
-    def output_span_bce(self) -> Callable[[float], float]:
-        """The binary cross-entropy of the output constituents' marginals under the chart
-        divided by T, against whether each is right."""
-        return lambda temperature: _bce(*self.output_span_probabilities(temperature))
 
     def span_nll(self) -> Callable[[float], float]:
         """The gold trees' NLL under the span CRF of the charts divided by T."""
@@ -269,7 +265,7 @@ def _collect_dependencies(
     heads = output["heads"]
     right_head = (heads == gold_heads) & mask
     held.output_heads.append((log_probs[mask], heads[mask], right_head[mask]))
-    chosen_logits = model._label_logits(chart.word_features, heads).detach().float()
+    chosen_logits = output["dependency_label_logits"].detach().float()
     labels = output["dependency_label_ids"]
     held.output_labels.append(
         (chosen_logits[right_head], labels[right_head], (labels == gold_labels)[right_head])
@@ -284,25 +280,15 @@ def fit_temperatures(held: HeldOut, objective: str = "output") -> Dict[str, floa
     """The temperature of each distribution collected in `held`, minimising `objective`."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
-    if objective == "ece":
-        temperatures = {
-            "spans": fit_temperature_on_grid(ece_of(held.output_span_probabilities))
-        }
+    if objective in ("output", "ece"):
+        # Per kind, the output's confidences at T and whether each item is right.
+        kinds = {"spans": held.output_span_probabilities}
         if held.output_heads:
-            for name, items in (("heads", held.output_heads),
-                                ("dependency_labels", held.output_labels)):
-                temperatures[name] = fit_temperature_on_grid(
-                    ece_of(lambda t, items=items: output_softmax_probabilities(items, t))
-                )
-        return temperatures
-    if objective == "output":
-        temperatures = {"spans": fit_temperature(held.output_span_bce())}
-        if held.output_heads:
-            temperatures["heads"] = fit_temperature(output_softmax_bce(held.output_heads))
-            temperatures["dependency_labels"] = fit_temperature(
-                output_softmax_bce(held.output_labels)
-            )
-        return temperatures
+            kinds["heads"] = partial(output_softmax_probabilities, held.output_heads)
+            kinds["dependency_labels"] = partial(output_softmax_probabilities, held.output_labels)
+        if objective == "ece":
+            return {name: fit_temperature_on_grid(ece_of(p)) for name, p in kinds.items()}
+        return {name: fit_temperature(lambda t, p=p: _bce(*p(t))) for name, p in kinds.items()}
     temperatures = {"spans": fit_temperature(held.span_nll())}
     if held.head_logits:
         temperatures["heads"] = fit_temperature(softmax_nll(held.head_logits, held.heads))

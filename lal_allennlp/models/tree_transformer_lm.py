@@ -100,6 +100,11 @@ class TreeTransformerLanguageModel(Model):
     default_predictor = "lal_unsupervised_parser"
 
     @property
+    def gives_trees(self) -> bool:
+        """Whether the encoder is a `tree_transformer`, whose links give the trees."""
+        return isinstance(self.encoder, TreeTransformerEncoder)
+
+    @property
     def capabilities(self) -> ParseCapabilities:
         """Unlabelled trees over the words without punctuation and link probabilities on
         request, with a `tree_transformer`; nothing with another encoder."""
@@ -122,7 +127,6 @@ class TreeTransformerLanguageModel(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        self.gives_trees = isinstance(encoder, TreeTransformerEncoder)
         if not 0.0 < mask_probability < 1.0:
             raise ConfigurationError(
                 f"tree_transformer_lm: mask_probability must be in (0, 1), got {mask_probability}"

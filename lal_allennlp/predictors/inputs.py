@@ -206,6 +206,16 @@ def check_kbest(request: Any) -> int:
     return value
 
 
+def refuse_kbest(kbest: int, model: Any) -> None:
+    """Raises an `InputError` when `kbest` asks for several parses of a model without a k-best
+    decoder (`ParseCapabilities.kbest`)."""
+    if kbest > 1 and not model.capabilities.kbest:
+        raise InputError(
+            f'"kbest" needs a model with a k-best decoder (a span CKY parser, the dependency '
+            f"parser); this {type(model).__name__} has none: leave it out"
+        )
+
+
 def check_length(num_words: int, max_words: Optional[int], raise_it: str) -> None:
     """Raises an `InputError` if a sentence of `num_words` words is longer than `max_words`
     (`None`: no limit); `raise_it` says how the user raises the limit."""

@@ -44,7 +44,7 @@ from allennlp.data.fields import MetadataField
 from allennlp.predictors.predictor import Predictor
 
 from lal_allennlp.predictors.checked import CheckedPredictor, error_comment
-from lal_allennlp.predictors.inputs import InputError, check_kbest, escape_brackets, words_and_tags
+from lal_allennlp.predictors.inputs import check_kbest, escape_brackets, refuse_kbest, words_and_tags
 
 OUTPUT_KEYS = ("tree", "words", "pos_tags", "spans")
 CONFIDENCE_KEYS = (
@@ -93,11 +93,7 @@ class ParserPredictor(CheckedPredictor):
         # takes; `SpanParserBase._parse` reads it.
         instance["metadata"].metadata["confidence"] = bool(json_dict.get("confidence", False))
         instance["metadata"].metadata["kbest"] = kbest = check_kbest(json_dict)
-        if kbest > 1 and not self._model.capabilities.kbest:
-            raise InputError(
-                f'"kbest" needs a model with a k-best decoder (a span CKY parser, the '
-                f"dependency parser); this {type(self._model).__name__} has none: leave it out"
-            )
+        refuse_kbest(kbest, self._model)
         return instance
 
     def _text_to_instance(self, tokens: List[str], tags: Optional[List[str]]) -> Instance:

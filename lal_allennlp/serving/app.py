@@ -32,7 +32,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
 from lal_allennlp.api import Parser, ParseResult, as_request
-from lal_allennlp.predictors.inputs import MAX_KBEST, InputError, shorten
+from lal_allennlp.predictors.inputs import MAX_KBEST, InputError, refuse_kbest, shorten
 from lal_allennlp.serving.batching import RequestBatcher
 
 logger = logging.getLogger(__name__)
@@ -267,8 +267,9 @@ def create_app(
         # parsing but a syntax error, keeping the cause: say what it was.
         cause = error.__cause__
         if isinstance(cause, UnicodeDecodeError):
-            return _error(400, f"The body is not valid UTF-8 (byte {cause.object[cause.start]:#04x} "
-                          f"at offset {cause.start}): send the JSON encoded as UTF-8")
+            byte = cause.object[cause.start]
+            return _error(400, f"The body is not valid UTF-8 (byte {byte:#04x} at offset "
+                          f"{cause.start}): send the JSON encoded as UTF-8")
         if isinstance(cause, RecursionError):
             return _error(400, "The body's JSON is nested too deeply to parse: send an object "
                           'such as {"sentences": ["The cat sat."]}, nested a few levels at most')
@@ -329,10 +330,10 @@ def create_app(
                           f'parses (a span parser trained with span_loss "crf", a joint or a '
                           f"dependency parser); this model is a {type(parser.model).__name__}: "
                           f"leave it out")
-        if body.kbest > 1 and not capabilities.kbest:
-            return _error(422, f'"kbest" needs a model with a k-best decoder (a span CKY '
-                          f"parser, the dependency parser); this model is a "
-                          f"{type(parser.model).__name__}: leave it out")
+        try:
+            refuse_kbest(body.kbest, parser.model)
+        except InputError as error:
+            return _error(422, str(error))
         # Each sentence a predictor request with this request's own switches, since a batch
         # holds the sentences of several requests.
         requests = []
