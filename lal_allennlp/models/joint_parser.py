@@ -315,7 +315,7 @@ class JointSpanParser(SpanParserBase):
             "spans": [[(i, j, columns[label]) for i, j, label in r if label > 0] for r in rows],
             "heads": predicted_heads,
             "dependency_label_ids": label_logits.argmax(-1),
-            # kept for `_confidences` (the label MLP is a good part of a parse's time)
+            # kept for `_confidences` and calibration, which would otherwise score the labels again
             "dependency_label_logits": label_logits,
         }
 
