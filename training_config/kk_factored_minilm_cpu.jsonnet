@@ -4,28 +4,20 @@
 // (d_model 256, 8 heads, d_kv 32, d_ff 512) -> span features -> label MLP -> CKY. Inputs, tree
 // CRF loss, optimizer, learning rates, frozen layers and the 14.5-minute wall-clock budget (at
 // most 50 epochs) are those of the LAL config; only the encoder differs. Dev EVALB scores the
-// brackets with the gold POS tags.
+// brackets with the gold POS tags. The same parser over word representations learned from
+// scratch: the `kk_factored_words*_cpu` configs (`parsers.kk_factored_cpu`).
 //   TRAIN_PATH, DEV_PATH  e.g. DATA/ptb-sample/trees/wsj_0001-0159 and wsj_0160-0179
 //   MINILM_DIR            the MiniLM model directory (`make minilm-dir` prints it)
 local parsers = import 'parsers.libsonnet';
 local model_name = std.extVar('MINILM_DIR');
 
-parsers.cpu_training(
+parsers.kk_factored_cpu(
   std.extVar('TRAIN_PATH'),
   std.extVar('DEV_PATH'),
   parsers.ptb_reader(model_name, max_length=100),
   parsers.ptb_reader(model_name),
-  parsers.span_parser(
-    parsers.transformer_embedder(model_name, last_layer_only=false, layers=4),
-    parsers.partitioned_transformer(384, d_model=256, layers=2, heads=8, d_kv=32, d_ff=512),
-    span_hidden_dim=250,
-    dropout=0.2,
-    span_loss='crf',
-    evalb_gold_tags=true,
-  ),
-  batch_size=16,
-  epochs=50,
-  minutes=14.5,
+  parsers.transformer_embedder(model_name, last_layer_only=false, layers=4),
+  384,
   transformer_lr=3e-4,
   frozen_layers=1,
 )

@@ -27,13 +27,14 @@
   // CharLSTM, concatenated (a linear map of the concatenation = a sum of projections; the
   // partitioned encoder projects it to the content half and adds learned positions).
   // With `pos=true`, POS tag embeddings too (section 3.1 of the LAL paper: word and POS
-  // embeddings summed as the content). Tags come from the trees in training; at prediction
-  // give them with the input (`"tags"`), else every word gets the unknown tag.
-  char_reader(max_length=null, pos=false):: {
+  // embeddings summed as the content). Tags come from the trees (in training and on dev); at
+  // prediction give them with the input (`"tags"`), else every word gets the unknown tag.
+  // `chars=false`: no character ids (for an embedder without `token_characters`).
+  char_reader(max_length=null, pos=false, chars=true):: {
     type: 'lal_ptb',
     token_indexers: {
       tokens: { type: 'single_id', lowercase_tokens: false },
-      token_characters: { type: 'characters', min_padding_length: 1 },
+      [if chars then 'token_characters']: { type: 'characters', min_padding_length: 1 },
       [if pos then 'pos_tokens']: {
         type: 'single_id',
         namespace: 'pos_tokens',
@@ -54,6 +55,33 @@
       [if pos_dim > 0 then 'pos_tokens']: { type: 'embedding', embedding_dim: pos_dim },
     },
   },
+
+  // Kitaev & Klein's (2018, sec. 5, Table 3) word representations for `char_reader`: word
+  // embeddings, with `pos_dim > 0` POS tag embeddings, and with `chars` a character model:
+  //   'lstm'    CharLSTM (`char_lstm`: a BiLSTM over the characters, 2 * `char_hidden`)
+  //   'concat'  CharConcat (`char_concat`: the first and last `char_count` characters'
+  //             embeddings, 2 * `char_count` * `char_dim`)
+  // The reader needs `pos=true` for POS and `chars=true` for a character model.
+  // `words_dim(...)` with the same arguments is the embedder's output dimension.
+  words_embedder(word_dim=100, pos_dim=0, chars=null, char_dim=32, char_hidden=128,
+                 char_count=8):: {
+    assert chars == null || chars == 'lstm' || chars == 'concat' :
+           "words_embedder: chars is null, 'lstm' or 'concat'",
+    token_embedders: {
+      tokens: { type: 'embedding', embedding_dim: word_dim },
+      [if chars == 'lstm' then 'token_characters']: {
+        type: 'char_lstm', embedding_dim: char_dim, hidden_dim: char_hidden,
+      },
+      [if chars == 'concat' then 'token_characters']: {
+        type: 'char_concat', num_characters: char_count, embedding_dim: char_dim,
+      },
+      [if pos_dim > 0 then 'pos_tokens']: { type: 'embedding', embedding_dim: pos_dim },
+    },
+  },
+  words_dim(word_dim=100, pos_dim=0, chars=null, char_dim=32, char_hidden=128, char_count=8)::
+    word_dim + pos_dim
+    + (if chars == 'lstm' then 2 * char_hidden else 0)
+    + (if chars == 'concat' then 2 * char_count * char_dim else 0),
 
   // A pretrained transformer (`lal_transformer`), a word being the mean of its word pieces.
   // `train=false`: the transformer's weights stay fixed.
@@ -175,8 +203,14 @@
 
   // The Tree Transformer's masked language model (`tree_transformer_lm`) over word embeddings
   // of size `d_model`; trees come from its encoder's link probabilities.
-  tree_transformer_lm(d_model=512, layers=10, heads=8, d_ff=2048, dropout=0.1, authors=false):: {
+  // `precision`: 'auto' trains and evaluates under bfloat16 autocast where the device has native
+  // bfloat16 arithmetic (AVX-512 BF16 or AMX on a CPU), float32 elsewhere.
+  // `initial_weights`: a BERT-style model's directory to start from (its sizes are needed).
+  tree_transformer_lm(d_model=512, layers=10, heads=8, d_ff=2048, dropout=0.1, authors=false,
+                      precision=null, initial_weights=null):: {
     type: 'tree_transformer_lm',
+    [if precision != null then 'precision']: precision,
+    [if initial_weights != null then 'initial_weights']: initial_weights,
     text_field_embedder: {
       token_embedders: { tokens: { type: 'embedding', embedding_dim: d_model } },
     },
@@ -187,8 +221,8 @@
   // The same masked language model over a plain Transformer encoder of the same size
   // (AllenNLP's `pytorch_transformer`, sinusoidal positions): no links, so no trees; the
   // baseline of the Tree Transformer's perplexity comparison.
-  transformer_lm(d_model=512, layers=10, heads=8, d_ff=2048, dropout=0.1)::
-    $.tree_transformer_lm(d_model, layers, heads, d_ff, dropout) + {
+  transformer_lm(d_model=512, layers=10, heads=8, d_ff=2048, dropout=0.1, precision=null)::
+    $.tree_transformer_lm(d_model, layers, heads, d_ff, dropout, precision=precision) + {
       encoder: {
         type: 'pytorch_transformer',
         input_dim: d_model,
@@ -208,7 +242,9 @@
   // `frozen_layers = k` (BERT-style parameter names) keeps the transformer's embeddings and
   // its first k layers fixed: no gradient reaches or leaves them, which saves their whole
   // backward pass and the optimizer's work on the word-piece embedding matrix.
+  // `transformer_lr = null`: a model without a pretrained transformer, one rate for all.
   optimizer(lr, transformer_lr, frozen_layers=null)::
+    if transformer_lr == null then { type: 'fused_adamw', lr: lr } else
     local layers = if frozen_layers == null || frozen_layers == 0 then ''
       else '|encoder\\.layer\\.(' + std.join('|', [std.toString(i) for i in std.range(0, frozen_layers - 1)]) + ')\\.';
     // The frozen parameters' names after `transformer_model.`; the learning-rate group
@@ -258,6 +294,53 @@
       cuda_device: -1,
     },
   },
+
+  // Kitaev & Klein's (2018) factored span parser in the small CPU setting: `embedder` (of
+  // output dimension `input_dim`) -> 2 partitioned self-attention layers (d_model 256, 8 heads,
+  // d_kv 32, d_ff 512) -> span features -> label MLP -> CKY, tree CRF loss, dev EVALB with the
+  // gold POS tags; batches of 16, the 14.5-minute wall-clock budget (at most 50 epochs), `lr`
+  // 1e-3 for the new layers. `transformer_lr` and `frozen_layers` as in `cpu_training` for a
+  // pretrained embedder; `transformer_lr=null` for one without.
+  kk_factored_cpu(train_path, dev_path, reader, dev_reader, embedder, input_dim,
+                  transformer_lr=null, frozen_layers=null)::
+    $.cpu_training(
+      train_path,
+      dev_path,
+      reader,
+      dev_reader,
+      $.span_parser(
+        embedder,
+        $.partitioned_transformer(input_dim, d_model=256, layers=2, heads=8, d_kv=32, d_ff=512),
+        span_hidden_dim=250,
+        dropout=0.2,
+        span_loss='crf',
+        evalb_gold_tags=true,
+      ),
+      batch_size=16,
+      epochs=50,
+      minutes=14.5,
+      transformer_lr=transformer_lr,
+      frozen_layers=frozen_layers,
+    ),
+
+  // `kk_factored_cpu` over Kitaev & Klein's word representations learned from scratch (sec. 5,
+  // Table 3; `words_embedder`'s `pos_dim` and `chars`) on `char_reader`. The sizes follow the
+  // paper's with the content half of `d_model` 256: word (and tag) embeddings of 128, a
+  // CharLSTM of 2 x 64, CharConcat of 16 x 32 characters; character embeddings of 32. Words seen
+  // once in training become the unknown word, so that its embedding is trained (the CharLSTM
+  // and CharConcat still see their characters).
+  kk_words_cpu(train_path, dev_path, pos_dim=0, chars=null, word_dim=128, char_dim=32,
+               char_hidden=64)::
+    local pos = pos_dim > 0;
+    local has_chars = chars != null;
+    $.kk_factored_cpu(
+      train_path,
+      dev_path,
+      $.char_reader(max_length=100, pos=pos, chars=has_chars),
+      $.char_reader(pos=pos, chars=has_chars),
+      $.words_embedder(word_dim, pos_dim, chars, char_dim, char_hidden),
+      $.words_dim(word_dim, pos_dim, chars, char_dim, char_hidden),
+    ) + { vocabulary: { min_count: { tokens: 2 } } },
 
   // GPU training as in the papers: AdamW, learning rate 5e-5, batches of `batch_size`
   // sentences, warm-up then linear decay, model selection on dev EVALB F1, mixed precision.
@@ -309,8 +392,10 @@
   // `batch_size` sentences. Model selection on dev perplexity of the masked words (the dev
   // trees are only scored, never used to choose). With `minutes`, a wall-clock budget (the
   // `time_budget` callback, warm-up then decay); without, a constant learning rate.
+  // `batches_per_epoch`: validate every that many steps instead of once per pass over the data
+  // (a learning curve against steps).
   lm_training(train_paths, dev_path, model, batch_size=64, lr=1e-4, epochs=100, minutes=null,
-              cuda_device=-1):: {
+              cuda_device=-1, batches_per_epoch=null):: {
     local reader = {
       type: 'lal_sentences',
       lowercase: true,
@@ -325,6 +410,7 @@
     model: model,
     data_loader: {
       batch_sampler: { type: 'bucket', batch_size: batch_size, sorting_keys: ['tokens'] },
+      [if batches_per_epoch != null then 'batches_per_epoch']: batches_per_epoch,
     },
     validation_data_loader: {
       batch_sampler: { type: 'bucket', batch_size: 64, sorting_keys: ['tokens'] },

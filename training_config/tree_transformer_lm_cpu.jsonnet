@@ -14,7 +14,8 @@ local parsers = import 'parsers.libsonnet';
 parsers.lm_training(
   std.extVar('TRAIN_PATHS'),
   std.extVar('DEV_PATH'),
-  parsers.tree_transformer_lm(d_model=256, layers=6, heads=4, d_ff=1024, authors=true),
+  parsers.tree_transformer_lm(d_model=256, layers=6, heads=4, d_ff=1024, authors=true,
+                         precision='auto'),
   batch_size=64,
   lr=5e-4,
   epochs=200,

@@ -34,7 +34,7 @@ class SentencePrediction:
 
     words: List[str]
     gold_tags: List[str]
-    gold_tree: Tree
+    gold_tree: Optional[Tree]  # None for a sentence of a dependency treebank
     predicted_tree: Optional[Tree]
     predicted_tags: Optional[List[str]] = None
     gold_heads: Optional[List[int]] = None
@@ -47,7 +47,7 @@ class SentencePrediction:
     def to_json(self) -> Dict[str, Any]:
         # Not dataclasses.asdict: it would copy the trees (lists) as plain lists.
         record = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        record["gold_tree"] = tree_to_string(self.gold_tree)
+        record["gold_tree"] = None if self.gold_tree is None else tree_to_string(self.gold_tree)
         record["predicted_tree"] = (
             None if self.predicted_tree is None else tree_to_string(self.predicted_tree)
         )
@@ -56,7 +56,8 @@ class SentencePrediction:
     @classmethod
     def from_json(cls, record: Dict[str, Any]) -> "SentencePrediction":
         record = dict(record)
-        record["gold_tree"] = Tree.fromstring(record["gold_tree"])
+        if record.get("gold_tree") is not None:
+            record["gold_tree"] = Tree.fromstring(record["gold_tree"])
         if record.get("predicted_tree") is not None:
             record["predicted_tree"] = Tree.fromstring(record["predicted_tree"])
         return cls(**record)
@@ -68,19 +69,29 @@ def _batches(items: Sequence[Any], size: int) -> Iterator[Sequence[Any]]:
 
 
 def predict_treebank(
-    archive_path: str, treebank_path: str, batch_size: int = 32, cuda_device: int = -1
+    archive_path: str,
+    treebank_path: str,
+    batch_size: int = 32,
+    cuda_device: int = -1,
+    overrides: Optional[Dict[str, Any]] = None,
 ) -> Tuple[List[SentencePrediction], Dict[str, float]]:
     """
     The model of `archive_path` (a `model.tar.gz` or a serialization directory) on every tree
     of `treebank_path` (any path its validation reader reads, dependencies included where the
-    reader has them). Returns the predictions in the file's order and the model's metrics over
-    the file (EVALB F1, POS accuracy, UAS/LAS for joint models), as `allennlp evaluate`
-    reports them.
+    reader has them; a dependency treebank for a dependency parser). Returns the predictions in
+    the file's order and the model's metrics over the file (EVALB F1, POS accuracy, UAS/LAS,
+    an unsupervised parser's bracket scores and perplexity), as `allennlp evaluate` reports
+    them. `overrides` are merged into the archive's config before the model is built, as
+    `allennlp evaluate --overrides` does (test-time switches of a trained model).
     """
     import torch
+    from allennlp.data import Batch
     from allennlp.models.archival import load_archive
+    from allennlp.nn.util import move_to_device
 
-    archive = load_archive(archive_path, cuda_device=cuda_device)
+    archive = load_archive(
+        archive_path, cuda_device=cuda_device, overrides=json.dumps(overrides) if overrides else ""
+    )
     model = archive.model
     model.eval()
     reader = archive.validation_dataset_reader
@@ -91,10 +102,20 @@ def predict_treebank(
     gold_tags_for_evalb = bool(getattr(evalb, "gold_tags", False))
     punctuation = set(getattr(model, "punctuation_tags", ()) or ())
     model.get_metrics(reset=True)
+    capabilities = getattr(model, "capabilities", None)
+    # A model that parses nothing (a masked language model without trees) has metrics only.
+    parses = capabilities is None or capabilities.trees or capabilities.heads
     predictions: List[SentencePrediction] = []
     with torch.no_grad():
         for batch in _batches(instances, batch_size):
-            for instance, output in zip(batch, model.forward_on_instances(list(batch))):
+            if parses:
+                outputs = model.forward_on_instances(list(batch))
+            else:
+                tensors = Batch(list(batch))
+                tensors.index_instances(model.vocab)
+                model(**move_to_device(tensors.as_tensor_dict(), cuda_device))
+                outputs = [{} for _ in batch]
+            for instance, output in zip(batch, outputs):
                 predictions.append(
                     _prediction(instance["metadata"].metadata, output, gold_tags_for_evalb)
                 )
@@ -107,8 +128,11 @@ def predict_treebank(
 def _prediction(
     metadata: Dict[str, Any], output: Dict[str, Any], gold_tags_for_evalb: bool
 ) -> SentencePrediction:
-    gold_tree = metadata["gold_tree"]
-    if gold_tree is None:
+    gold_tree = metadata.get("gold_tree")
+    # A dependency treebank's sentence (the `lal_dependencies` reader): its gold heads, labels
+    # and tags are the metadata's `heads`, `labels` and `pos`.
+    dependency_only = gold_tree is None and metadata.get("heads") is not None
+    if gold_tree is None and not dependency_only:
         raise ValueError(f"sentence {' '.join(metadata['words'])!r} has no gold tree")
     predicted = output.get("trees")
     predicted_tree = Tree.fromstring(predicted) if isinstance(predicted, str) else predicted
@@ -116,6 +140,17 @@ def _prediction(
         predicted_tree = with_gold_tags(predicted_tree, gold_tree)
     heads = output.get("heads")
     labels = output.get("dependency_labels")
+    if dependency_only:
+        return SentencePrediction(
+            words=list(metadata["words"]),
+            gold_tags=list(metadata.get("pos") or []),
+            gold_tree=None,
+            predicted_tree=None,
+            gold_heads=list(metadata["heads"]),
+            predicted_heads=[int(h) for h in heads] if heads is not None else None,
+            gold_dependency_labels=list(metadata.get("labels") or []),
+            predicted_dependency_labels=list(labels) if labels is not None else None,
+        )
     return SentencePrediction(
         words=list(metadata["words"]),
         gold_tags=[tag for _, tag in gold_tree.pos()],

@@ -5,6 +5,7 @@
     lal-analyze errors MODEL TREEBANK -o DIR [--top 15]
     lal-analyze errors --predictions FILE.jsonl -o DIR [--top 15]
     lal-analyze calibrate MODEL HELD_OUT -o DIR [--report TREEBANK] [--bins 10]
+    lal-analyze ensemble MODEL MODEL ... -o ENSEMBLE.tar.gz [--beam-size K]
 
 - `heads`: which label attention heads contribute to which syntactic categories (Mrini et al.
   2020, sec. 2, Figure 6 and sec. 5): the mean contributions of each head to the correctly
@@ -28,12 +29,19 @@
   the ranking of sentences by `sentence_confidence` before and after, on other trees
   (`DIR/calibration.json`, `DIR/reliability.png`).
 
+- `ensemble`: one model archive holding the ensemble of trained `stack_attention_parser`
+  archives (`lal_allennlp/models/stack_attention_ensemble.py`), which decodes with the members'
+  averaged transition probabilities; it loads, predicts and evaluates like any model archive.
+  The members must share one vocabulary and dataset reader (the same training data and
+  config, different seeds); `--beam-size` sets the ensemble's beam (default: the first
+  member's).
+
 TREEBANK is any path the model's dataset reader reads: a file, a folder, a glob, a WSJ range
 such as `DIR/wsj_0160-0179`, optionally with a tree selection `[:N]`.
 
 Exit status: 0 on success; 1 when the model cannot do the analysis (`heads` on a model without
-label attention); 2 for a usage error or an input that is missing or cannot be read (the message
-names the file).
+label attention, `ensemble` of models that cannot be ensembled); 2 for a usage error or an input
+that is missing or cannot be read (the message names the file).
 """
 import argparse
 import os
@@ -276,15 +284,40 @@ def calibrate(args: argparse.Namespace, cli: argparse.ArgumentParser) -> int:
     return 0
 
 
+def ensemble(args: argparse.Namespace, cli: argparse.ArgumentParser) -> int:
+    from allennlp.common.checks import ConfigurationError
+
+    from lal_allennlp.models.stack_attention_ensemble import build_ensemble_archive
+
+    if args.beam_size is not None and args.beam_size < 1:
+        cli.error("--beam-size must be at least 1")
+    for path in args.archives:
+        if not os.path.isfile(path):
+            return _fail(f"no model archive at {path} (ensemble needs model.tar.gz files)")
+    try:
+        build_ensemble_archive(args.archives, args.output, args.beam_size)
+    except (OSError, tarfile.TarError, EOFError, ConfigurationError) as error:
+        problem = " ".join(str(error).split())
+        return _fail(f"cannot build the ensemble of {' '.join(args.archives)}: {problem}")
+    except ValueError as error:
+        print(f"{_PROG}: {error}", file=sys.stderr)
+        return 1
+    print(f"wrote {args.output}: an ensemble of {len(args.archives)} models", file=sys.stderr)
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     cli = argparse.ArgumentParser(
         prog=_PROG,
         description="Analyse a trained parser over a treebank: head contributions by label "
-        "(heads) or where its F1 is lost (errors).",
+        "(heads), where its F1 is lost (errors), calibrated confidences (calibrate); or build "
+        "an ensemble of dependency parsers (ensemble).",
         epilog="Exit status: 0 on success, 1 if the model cannot do the analysis, 2 for a usage "
         "error or an input that cannot be read.",
     )
-    commands = cli.add_subparsers(dest="command", required=True, metavar="{heads,errors,calibrate}")
+    commands = cli.add_subparsers(
+        dest="command", required=True, metavar="{heads,errors,calibrate,ensemble}"
+    )
     treebank_help = (
         "a treebank the model's dataset reader reads: a file, folder, glob or WSJ range such as "
         "DIR/wsj_0160-0179"
@@ -370,9 +403,32 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     )
     calibrate_cli.add_argument("--batch-size", type=int, default=16)
 
+    ensemble_cli = commands.add_parser(
+        "ensemble",
+        help="one archive of an ensemble of stack attention dependency parsers",
+        description="Writes one model.tar.gz holding the ensemble of trained "
+        "stack_attention_parser archives: at every step it decodes with the mean of the "
+        "members' transition probabilities (greedy or beam search, as a single model). The "
+        "members must share one vocabulary and dataset reader (the same training data and "
+        "config, different seeds).",
+    )
+    ensemble_cli.add_argument(
+        "archives", nargs="+", metavar="MODEL", help="model.tar.gz files of the members"
+    )
+    ensemble_cli.add_argument(
+        "-o", "--output", required=True, help="the ensemble's archive to write (ENSEMBLE.tar.gz)"
+    )
+    ensemble_cli.add_argument(
+        "--beam-size",
+        type=int,
+        help="the ensemble's beam, 1 for greedy decoding (default: the first member's)",
+    )
+
     args = cli.parse_args(argv)
     if getattr(args, "batch_size", 1) < 1:
         cli.error("--batch-size must be at least 1")
+    if args.command == "ensemble":
+        return ensemble(args, ensemble_cli)
     if os.path.exists(args.output) and not os.path.isdir(args.output):
         cli.error(f"-o {args.output}: this is a file; give a directory")
     if args.command == "heads":

@@ -35,7 +35,7 @@ from lal_allennlp.syntax.dependencies import (
     ErrorHandler,
     read_dependencies,
 )
-from lal_allennlp.syntax.paths import resolve_path_list
+from lal_allennlp.syntax.paths import resolve_path_list, split_tree_selection
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +77,10 @@ class DependencyTreebankReader(DatasetReader):
     `file_path` is one data path or several joined by commas, read in order
     (`"ud/en_ewt-ud-train.conllu,more/"`). Each is a file, a directory (its `*.dp`, `*.conll`,
     `*.conllx`, `*.conllu`, `*.malt`, `*.tab` and `*.txt` files, sub-folders included, sorted),
-    a glob, or a file-id range `DIR/wsj_0001-0159` (see `resolve_dependency_paths`). The format
+    a glob, or a file-id range `DIR/wsj_0001-0159` (see `resolve_dependency_paths`). The whole
+    path may end with a sentence selection, a slice of its sentences in reading order, counted
+    before any is skipped: `zh_gsd-ud-dev.conllu[:400]`, `...conllu[400:]`
+    (`paths.split_tree_selection`). The format
     of each file (CoNLL-X, CoNLL-U or Malt-TAB `word POS head [label]`) is detected from its
     first token line; CoNLL-U comments, multi-word token lines (`3-4`) and empty nodes (`5.1`)
     are skipped. Every tree must have exactly one root word.
@@ -141,6 +144,8 @@ class DependencyTreebankReader(DatasetReader):
         check_encoding("lal_dependencies", encoding)
         self._token_indexers = token_indexers or {"tokens": SingleIdTokenIndexer()}
         self._coarse_tags = coarse_tags
+        # The sentence selection of the path being read (`FILE[start:stop]`), if any.
+        self._selection: Optional[Tuple[int, Optional[int]]] = None
         self._transitions = transitions
         self._skip_bad = skip_bad_sentences or on_error == "skip"
         self._encoding = encoding
@@ -179,7 +184,11 @@ class DependencyTreebankReader(DatasetReader):
         handled and counted the same way everywhere. Skips are logged once per file.
         """
         log = self._is_first_shard()
+        start, stop = self._selection or (0, None)
+        index = -1  # of the last sentence read, over all files
         for path in paths:
+            if stop is not None and index + 1 >= stop:
+                return
             bad: List[DependencyFormatError] = []
             non_projective: List[int] = []
             sentences = read_dependencies(
@@ -190,6 +199,11 @@ class DependencyTreebankReader(DatasetReader):
                 encoding=self._encoding,
             )
             for sentence, _ in sentences:
+                index += 1
+                if index < start:
+                    continue
+                if stop is not None and index >= stop:
+                    break
                 self.stats["sentences"] += 1
                 transitions = None
                 if self._transitions:
@@ -228,6 +242,7 @@ class DependencyTreebankReader(DatasetReader):
     def _read(self, file_path) -> Iterable[Instance]:  # type: ignore[no-untyped-def]
         self.skipped_non_projective = 0
         self.skipped_bad = 0
+        file_path, self._selection = split_tree_selection(file_path)
         paths = self._resolve_paths(file_path)
         self.stats = {"files": len(paths), "sentences": 0, "instances": 0}
         self.stats.update({"skipped_errors": 0, "skipped_non_projective": 0})

@@ -31,6 +31,18 @@ gives them.
 
 Each run (variant, seed) is identified by the hash of its final config, so a run that two grids
 share (the base model of two ablation tables) is trained once and found by both.
+
+Two kinds of variant are not trainings of their own:
+
+* `test_overrides: {...}`: the variant's trained model evaluated with these overrides merged
+  into its config when the archive is loaded (what `allennlp evaluate --overrides` does: the
+  model is rebuilt from the stored config plus the overrides and gets the trained weights). The
+  training is that of the same variant without `test_overrides`, shared (a test-time ablation
+  table is one trained model per seed, evaluated several ways). The keys are checked against
+  the config as `overrides` are.
+* `ensemble_of: 'VARIANT'`: one model built from the trained models of every seed of another
+  variant (`lal_allennlp.models.stack_attention_ensemble.build_ensemble_archive`), evaluated
+  once after they are trained; its significance tests pair it with each seed of the reference.
 """
 
 from dataclasses import dataclass, field
@@ -40,7 +52,8 @@ import os
 import re
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-# The table's metric names and the model metric each is read from (fractions become percent).
+# The table's metric names and the model metric each is read from (fractions become percent,
+# except the metrics in UNSCALED).
 METRICS: Dict[str, str] = {
     "F1": "evalb_f1",
     "P": "evalb_precision",
@@ -48,7 +61,19 @@ METRICS: Dict[str, str] = {
     "UAS": "UAS",
     "LAS": "LAS",
     "POS": "pos_accuracy",
+    # The unsupervised parsers' scores of unlabelled brackets (`lal_unlabelled_f1`) and a masked
+    # language model's perplexity and accuracy on the masked words.
+    "sentence_F1": "sentence_f1",
+    "corpus_F1": "corpus_f1",
+    "perplexity": "perplexity",
+    "masked_acc": "masked_accuracy",
 }
+UNSCALED = {"perplexity"}
+
+
+def table_value(metric: str, value: float) -> float:
+    """A model's metric `value` as the tables show `metric`: percent, or as it is."""
+    return value if metric in UNSCALED else 100 * value
 
 _KNOWN_KEYS = {
     "name",
@@ -63,7 +88,15 @@ _KNOWN_KEYS = {
     "metrics",
     "description",
 }
-_VARIANT_KEYS = {"name", "config", "overrides", "reference", "description"}
+_VARIANT_KEYS = {
+    "name",
+    "config",
+    "overrides",
+    "test_overrides",
+    "ensemble_of",
+    "reference",
+    "description",
+}
 
 
 class GridError(ValueError):
@@ -72,15 +105,26 @@ class GridError(ValueError):
 
 @dataclass(frozen=True)
 class Run:
-    """One training of a grid: a variant with a seed, its final config and identity."""
+    """
+    One evaluated model of a grid: a variant with a seed, its final training config and
+    identity. `key` names the run's folder (its results); `train_key` the folder of the training
+    it evaluates, the same unless the variant has `test_overrides` (then several runs share one
+    training). An ensemble run has `members`, the trained runs it is built from, and no
+    training of its own.
+    """
 
     variant: str
     seed: int
     config: Dict[str, Any] = field(hash=False, compare=False)
     key: str = ""
+    train_key: str = ""
+    test_overrides: Dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    members: Tuple["Run", ...] = field(default=(), hash=False, compare=False)
 
     @property
     def label(self) -> str:
+        if self.members:
+            return f"{self.variant} ({len(self.members)} models)"
         return f"{self.variant} · seed {self.seed}"
 
 
@@ -91,6 +135,8 @@ class Variant:
     overrides: Dict[str, Any]
     reference: Dict[str, float]
     description: str = ""
+    test_overrides: Dict[str, Any] = field(default_factory=dict)
+    ensemble_of: Optional[str] = None
 
 
 @dataclass
@@ -106,9 +152,15 @@ class Grid:
     metrics: List[str]
     description: str
     runs: List[Run]
+    # One run per `ensemble_of` variant, evaluated after its members are trained.
+    ensemble_runs: List[Run] = field(default_factory=list)
 
     def runs_of(self, variant: str) -> List[Run]:
-        return [run for run in self.runs if run.variant == variant]
+        return [run for run in self.all_runs if run.variant == variant]
+
+    @property
+    def all_runs(self) -> List[Run]:
+        return self.runs + self.ensemble_runs
 
 
 def slug(text: str) -> str:
@@ -154,6 +206,20 @@ def merge_overrides(
         else:
             merged[key] = value
     return merged
+
+
+def load_time_overrides(overrides: Mapping[str, Any], prefix: str = "") -> Dict[str, Any]:
+    """`overrides` as `load_archive(overrides=...)` takes them: flat dotted keys
+    (`{"model.encoder.attention_window": 5}`; AllenNLP replaces a whole object given as one
+    value), without the grid's `'+'` key marks (AllenNLP adds a key the config does not have)."""
+    flat: Dict[str, Any] = {}
+    for key, value in overrides.items():
+        path = prefix + (key[1:] if key.startswith("+") else key)
+        if isinstance(value, Mapping) and value:
+            flat.update(load_time_overrides(value, path + "."))
+        else:
+            flat[path] = value
+    return flat
 
 
 def _set_budget(config: Dict[str, Any], minutes: float, config_name: str) -> None:
@@ -255,11 +321,14 @@ def load_grid(path: str, ext_vars: Optional[Mapping[str, str]] = None) -> Grid:
                 f"{entry}: unknown key(s) {', '.join(extra)}; a variant has {', '.join(sorted(_VARIANT_KEYS))}"
             )
         config_path = raw.get("config", base_config)
-        if not isinstance(config_path, str):
+        if "ensemble_of" in raw:
+            config_path = ""  # the members' configs
+        elif not isinstance(config_path, str):
             raise fail(f"{entry} has no config, and the grid names no base config")
-        config_path = os.path.normpath(os.path.join(base_dir, config_path))
-        if not os.path.isfile(config_path):
-            raise fail(f"{entry}: config {config_path} does not exist")
+        else:
+            config_path = os.path.normpath(os.path.join(base_dir, config_path))
+            if not os.path.isfile(config_path):
+                raise fail(f"{entry}: config {config_path} does not exist")
         reference = raw.get("reference") or {}
         for metric, value in reference.items():
             if metric not in METRICS:
@@ -267,6 +336,17 @@ def load_grid(path: str, ext_vars: Optional[Mapping[str, str]] = None) -> Grid:
                     f"{entry}: reference metric {metric!r} is not one of {', '.join(METRICS)}"
                 )
             _number(value, f"{where}: {entry}: reference {metric}")
+        test_overrides = raw.get("test_overrides") or {}
+        ensemble_of = raw.get("ensemble_of")
+        if not isinstance(test_overrides, dict):
+            raise fail(f"{entry}: test_overrides must be an object")
+        if ensemble_of is not None and (
+            set(raw) & {"config", "overrides"} or not isinstance(ensemble_of, str)
+        ):
+            raise fail(
+                f"{entry}: ensemble_of names the variant whose trained models it combines; it "
+                "takes no config or overrides of its own (test_overrides, yes)"
+            )
         variants.append(
             Variant(
                 variant_name,
@@ -274,6 +354,8 @@ def load_grid(path: str, ext_vars: Optional[Mapping[str, str]] = None) -> Grid:
                 raw.get("overrides") or {},
                 {k: float(v) for k, v in reference.items()},
                 raw.get("description", ""),
+                test_overrides,
+                ensemble_of,
             )
         )
     reference_variant = spec.get("reference_variant")
@@ -282,9 +364,22 @@ def load_grid(path: str, ext_vars: Optional[Mapping[str, str]] = None) -> Grid:
             f"reference_variant {reference_variant!r} is not one of the variants ({', '.join(seen)})"
         )
 
+    by_name = {variant.name: variant for variant in variants}
+    for variant in variants:
+        if variant.ensemble_of is None:
+            continue
+        members = by_name.get(variant.ensemble_of)
+        if members is None or members.ensemble_of is not None:
+            raise fail(
+                f"variant {variant.name!r}: ensemble_of {variant.ensemble_of!r} is not a trained "
+                f"variant of this grid ({', '.join(v.name for v in variants if not v.ensemble_of)})"
+            )
+
     runs: List[Run] = []
     evaluated: Dict[str, Any] = {}
     for variant in variants:
+        if variant.ensemble_of is not None:
+            continue
         if variant.config_path not in evaluated:
             evaluated[variant.config_path] = _evaluate_jsonnet(variant.config_path, ext_vars)
         config_name = os.path.relpath(variant.config_path)
@@ -299,9 +394,32 @@ def load_grid(path: str, ext_vars: Optional[Mapping[str, str]] = None) -> Grid:
                 _set_budget(config, budget, config_name)
             except GridError as error:
                 raise fail(f"variant {variant.name!r}: {error}") from None
+        if variant.test_overrides:
+            try:
+                merge_overrides(config, variant.test_overrides, "", config_name)
+            except GridError as error:
+                raise fail(f"variant {variant.name!r}: test_overrides: {error}") from None
         for seed in seeds:
             seeded = dict(config, random_seed=seed, numpy_seed=seed, pytorch_seed=seed)
-            runs.append(Run(variant.name, seed, seeded, run_key(seeded)))
+            train_key = run_key(seeded)
+            key = train_key
+            if variant.test_overrides:
+                key = run_key({"trained": train_key, "test_overrides": variant.test_overrides})
+            runs.append(
+                Run(variant.name, seed, seeded, key, train_key, dict(variant.test_overrides))
+            )
+    ensemble_runs = []
+    for variant in variants:
+        if variant.ensemble_of is not None:
+            members = tuple(run for run in runs if run.variant == variant.ensemble_of)
+            # The archive is built once for its members (`train_key`) and evaluated per variant.
+            train_key = run_key({"ensemble_of": [member.key for member in members]})
+            key = train_key
+            if variant.test_overrides:
+                key = run_key({"trained": train_key, "test_overrides": variant.test_overrides})
+            ensemble_runs.append(
+                Run(variant.name, 0, {}, key, train_key, dict(variant.test_overrides), members)
+            )
     return Grid(
         path=os.path.abspath(path),
         name=name,
@@ -314,6 +432,7 @@ def load_grid(path: str, ext_vars: Optional[Mapping[str, str]] = None) -> Grid:
         metrics=list(metrics),
         description=spec.get("description", ""),
         runs=runs,
+        ensemble_runs=ensemble_runs,
     )
 
 
@@ -321,10 +440,13 @@ def check_evaluation_files(grid: Grid) -> List[Tuple[str, str]]:
     """The evaluation files that do not exist (name, path); the runner refuses to start then."""
     from glob import glob
 
+    from lal_allennlp.syntax.paths import split_tree_selection
+
     missing = []
-    for name, path in grid.evaluate.items():
+    for name, evaluated in grid.evaluate.items():
+        path, _ = split_tree_selection(evaluated)  # `FILE[400:]`: a selection of FILE
         if not (os.path.exists(path) or glob(path) or _is_file_range(path)):
-            missing.append((name, path))
+            missing.append((name, evaluated))
     return missing
 
 

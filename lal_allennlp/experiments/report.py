@@ -24,6 +24,8 @@ from lal_allennlp.experiments.runner import RunFolder
 
 # The metrics that have a per-sentence significance test, and what it needs.
 TESTED = ("F1", "UAS", "LAS")
+# The validation metrics drawn against training time (the first two a grid has).
+CURVE_METRICS = ("F1", "LAS", "UAS", "sentence_F1", "perplexity")
 
 
 def mean_sd(values: Sequence[float]) -> Tuple[float, Optional[float]]:
@@ -77,7 +79,7 @@ class GridReport:
         self.runs_dir = runs_dir
         self.trials = trials
         self.results: Dict[Tuple[str, int], Dict[str, Any]] = {}
-        for run in grid.runs:
+        for run in grid.all_runs:
             folder = RunFolder(runs_dir, run)
             if folder.finished():
                 self.results[(run.variant, run.seed)] = folder.result()
@@ -87,10 +89,14 @@ class GridReport:
         self._counts: Dict[Tuple[str, int, str, str], Optional[np.ndarray]] = {}
 
     def missing(self) -> List[Run]:
-        return [run for run in self.grid.runs if (run.variant, run.seed) not in self.results]
+        return [run for run in self.grid.all_runs if (run.variant, run.seed) not in self.results]
 
     def variant_results(self, variant: str) -> List[Dict[str, Any]]:
-        return [self.results[(variant, s)] for s in self.grid.seeds if (variant, s) in self.results]
+        return [
+            self.results[(run.variant, run.seed)]
+            for run in self.grid.runs_of(variant)
+            if (run.variant, run.seed) in self.results
+        ]
 
     def values(self, variant: str, eval_name: str, metric: str) -> List[float]:
         return [
@@ -104,7 +110,7 @@ class GridReport:
 
         key = (variant, seed, eval_name)
         if key not in self._predictions:
-            run = next(r for r in self.grid.runs if r.variant == variant and r.seed == seed)
+            run = next(r for r in self.grid.all_runs if r.variant == variant and r.seed == seed)
             self._predictions[key] = read_predictions(
                 RunFolder(self.runs_dir, run).predictions_path(eval_name)
             )
@@ -120,24 +126,29 @@ class GridReport:
     def significance(
         self, variant: str, eval_name: str, metric: str
     ) -> Tuple[Optional[float], List[Optional[float]]]:
-        """The pooled p-value of `variant` against the reference variant, and each seed's."""
+        """The pooled p-value of `variant` against the reference variant, and each seed's. An
+        ensemble, one model, is paired with every seed of the reference."""
         from lal_allennlp.analysis import significance
 
         reference = self.grid.reference_variant
         if reference is None or variant == reference:
             return None, []
-        seeds = [
-            s
+        own_seed = {run.seed for run in self.grid.runs_of(variant)}
+        ensemble = [run.seed for run in self.grid.ensemble_runs if run.variant == variant]
+        pairs = [
+            (s, ensemble[0] if ensemble else s)
             for s in self.grid.seeds
-            if (variant, s) in self.results and (reference, s) in self.results
+            if (ensemble or s in own_seed)
+            and (variant, ensemble[0] if ensemble else s) in self.results
+            and (reference, s) in self.results
         ]
-        if not seeds:
+        if not pairs:
             return None, []
         metric_function = _metric_function(metric)
         pooled_a, pooled_b, per_seed = [], [], []
-        for seed in seeds:
+        for seed, variant_seed in pairs:
             a = self.counts(reference, seed, eval_name, metric)
-            b = self.counts(variant, seed, eval_name, metric)
+            b = self.counts(variant, variant_seed, eval_name, metric)
             if a is None or b is None:
                 return None, []
             pooled_a.append(a)
@@ -258,14 +269,17 @@ class GridReport:
                         ]
                 writer.writerow(cells)
 
-    def write_curves(self, path: str) -> None:
-        """Dev metrics against training minutes, one line per run, one colour per variant."""
+    def write_curves(self, path: str) -> bool:
+        """Dev metrics against training minutes, one line per run, one colour per variant;
+        False (nothing written) for a grid with none of `CURVE_METRICS`."""
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        panels = [m for m in ("F1", "LAS") if m in self.grid.metrics]
+        panels = [m for m in CURVE_METRICS if m in self.grid.metrics][:2]
+        if not panels:
+            return False
         figure, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.6), squeeze=False)
         colours = plt.get_cmap("tab10")
         for axis, metric in zip(axes[0], panels):
@@ -291,6 +305,7 @@ class GridReport:
         figure.tight_layout()
         figure.savefig(path, dpi=110)
         plt.close(figure)
+        return True
 
     def write(self, out_dir: str) -> List[str]:
         """Writes `table.md`, `table_<eval>.csv` per evaluation file and `curves.png`;
@@ -310,8 +325,8 @@ class GridReport:
         written.insert(0, markdown_path)
         if self.results:
             curves_path = os.path.join(out_dir, "curves.png")
-            self.write_curves(curves_path)
-            written.append(curves_path)
+            if self.write_curves(curves_path):
+                written.append(curves_path)
         return written
 
 

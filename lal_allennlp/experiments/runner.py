@@ -37,7 +37,14 @@ import sys
 import time
 from typing import Any, Dict, Iterator, List, Optional
 
-from lal_allennlp.experiments.grid_file import METRICS, Grid, Run, slug
+from lal_allennlp.experiments.grid_file import (
+    METRICS,
+    Grid,
+    Run,
+    load_time_overrides,
+    slug,
+    table_value,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -57,16 +64,19 @@ def _duration(text: str) -> float:
 
 
 class RunFolder:
-    """The files of one run (see the module docstring)."""
+    """The files of one run (see the module docstring). The training's files (config, log,
+    state, model) are in the folder of the run's `train_key`, which runs with test-time
+    overrides share with the run without them; the results are in the run's own folder."""
 
     def __init__(self, runs_dir: str, run: Run) -> None:
         self.run = run
         self.path = os.path.join(runs_dir, run.key)
-        self.model_dir = os.path.join(self.path, "model")
-        self.config_path = os.path.join(self.path, "config.json")
+        self.train_path = os.path.join(runs_dir, run.train_key or run.key)
+        self.model_dir = os.path.join(self.train_path, "model")
+        self.config_path = os.path.join(self.train_path, "config.json")
         self.result_path = os.path.join(self.path, "result.json")
-        self.state_path = os.path.join(self.path, "state.json")
-        self.log_path = os.path.join(self.path, "train.log")
+        self.state_path = os.path.join(self.train_path, "state.json")
+        self.log_path = os.path.join(self.train_path, "train.log")
 
     @property
     def archive(self) -> str:
@@ -96,6 +106,18 @@ class RunFolder:
         with open(partial, "w", encoding="utf-8") as out:
             json.dump(value, out, indent=2, sort_keys=True)
         os.replace(partial, path)
+
+    @contextlib.contextmanager
+    def training_lock(self) -> Iterator[None]:
+        """Held while the model is trained: a worker that needs the same training for another
+        run (one with test-time overrides) waits for it instead of training it twice."""
+        os.makedirs(self.train_path, exist_ok=True)
+        with open(os.path.join(self.train_path, ".training-lock"), "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
 
     @contextlib.contextmanager
     def lock(self) -> Iterator[bool]:
@@ -130,7 +152,7 @@ class RunFolder:
             for name, metric in METRICS.items():
                 value = metrics.get(f"validation_{metric}")
                 if value is not None:
-                    point[name] = 100 * value
+                    point[name] = table_value(name, value)
             points.append(point)
         return points
 
@@ -167,6 +189,8 @@ class GridRunner:
         )
         self.heartbeat_seconds = heartbeat_seconds
         self._by_point = {(run.variant, run.seed): run for run in grid.runs}
+        # The variants Optuna hands out: not the ensembles, built after their members.
+        self._trained_variants = [v.name for v in grid.variants if v.ensemble_of is None]
         self._times: List[float] = []
         # Runs that failed in this process: not retried by it (a new `run` retries them).
         self._failed: set = set()
@@ -207,7 +231,7 @@ class GridRunner:
             ),
         )
         space = {
-            "variant": [v.name for v in self.grid.variants],
+            "variant": self._trained_variants,
             "seed": list(self.grid.seeds),
         }
         return optuna.create_study(
@@ -251,16 +275,17 @@ class GridRunner:
             elif outcome.get("busy") and all(not self._free(r) for r in self.pending()):
                 # Every run left is with another worker: wait for them.
                 time.sleep(max(1.0, self.heartbeat_seconds / 4))
+        self._evaluate_ensembles()
         self._link_runs()
         if self._failed:
-            labels = [run.label for run in self.grid.runs if run.key in self._failed]
+            labels = [run.label for run in self.grid.all_runs if run.key in self._failed]
             _log(f"{len(labels)} run(s) failed: {'; '.join(labels)} (see their train.log)")
         return done_here
 
     def _objective(self, trial: Any, outcome: Dict[str, Any]) -> float:
         import optuna
 
-        variant = trial.suggest_categorical("variant", [v.name for v in self.grid.variants])
+        variant = trial.suggest_categorical("variant", self._trained_variants)
         seed = trial.suggest_categorical("seed", list(self.grid.seeds))
         run = self._by_point[(variant, seed)]
         folder = self.folder(run)
@@ -288,17 +313,19 @@ class GridRunner:
         left = len(self.pending())
         eta = left * (sum(self._times) / len(self._times))
         first = next(iter(self.grid.evaluate))
-        scores = ", ".join(
-            f"{name} {value:.2f}"
-            for name, value in result["metrics"][first].items()
-            if name in self.grid.metrics
-        )
         _log(
             f"[{number}/{total}] {run.label}: done in {elapsed / 60:.1f} min, "
-            f"{result['epochs']} epochs; {first}: {scores}; {left} runs left, "
-            f"about {eta / 60:.0f} min"
+            f"{result['epochs']} epochs; {first}: {self._scores(result, first)}; {left} runs "
+            f"left, about {eta / 60:.0f} min"
         )
         return result["score"]
+
+    def _scores(self, result: Dict[str, Any], eval_name: str) -> str:
+        return ", ".join(
+            f"{name} {value:.2f}"
+            for name, value in result["metrics"][eval_name].items()
+            if name in self.grid.metrics
+        )
 
     def _free(self, run: Run) -> bool:
         folder = self.folder(run)
@@ -331,8 +358,43 @@ class GridRunner:
 
     def _train_and_evaluate(self, folder: RunFolder) -> Dict[str, Any]:
         if not os.path.isfile(folder.archive):
-            self._train(folder)
+            with folder.training_lock():
+                if not os.path.isfile(folder.archive):  # not trained by another worker meanwhile
+                    self._train(folder)
         return self._evaluate(folder)
+
+    def _evaluate_ensembles(self) -> None:
+        """Builds and evaluates each ensemble whose members are all finished (after this
+        worker's trainings; members of another worker's that are not finished yet leave the
+        ensemble for a later `run` or `report`)."""
+        for run in self.grid.ensemble_runs:
+            folder = self.folder(run)
+            member_folders = [self.folder(member) for member in run.members]
+            if folder.finished():
+                continue
+            if not all(member.finished() for member in member_folders):
+                waiting = [m.run.label for m in member_folders if not m.finished()]
+                _log(f"{run.label}: waiting for {', '.join(waiting)}")
+                continue
+            with folder.lock() as mine:
+                if not mine or folder.finished():
+                    continue
+                _log(f"{run.label}: building the ensemble and evaluating ({folder.path})")
+                try:
+                    if not os.path.isfile(folder.archive):
+                        from lal_allennlp.models.stack_attention_ensemble import (
+                            build_ensemble_archive,
+                        )
+
+                        os.makedirs(folder.model_dir, exist_ok=True)
+                        build_ensemble_archive([m.archive for m in member_folders], folder.archive)
+                    result = self._evaluate(folder)
+                except Exception as error:
+                    self._failed.add(run.key)
+                    _log(f"{run.label}: FAILED ({error})")
+                    continue
+            first = next(iter(self.grid.evaluate))
+            _log(f"{run.label}: done; {first}: {self._scores(result, first)}")
 
     def _train(self, folder: RunFolder) -> None:
         folder.write_json(folder.config_path, folder.run.config)
@@ -371,28 +433,39 @@ class GridRunner:
         from lal_allennlp.analysis.predictions import predict_treebank, write_predictions
 
         metrics: Dict[str, Dict[str, float]] = {}
+        overrides = load_time_overrides(folder.run.test_overrides)
         for name, path in self.grid.evaluate.items():
-            predictions, model_metrics = predict_treebank(folder.archive, path)
+            predictions, model_metrics = predict_treebank(folder.archive, path, overrides=overrides)
             os.makedirs(os.path.dirname(folder.predictions_path(name)), exist_ok=True)
             write_predictions(folder.predictions_path(name), predictions)
             metrics[name] = {
-                table_name: 100 * model_metrics[metric]
+                table_name: table_value(table_name, model_metrics[metric])
                 for table_name, metric in METRICS.items()
                 if metric in model_metrics
             }
-        with open(os.path.join(folder.model_dir, "metrics.json"), encoding="utf-8") as final:
-            final_metrics = json.load(final)
+        final_metrics: Dict[str, Any] = {}
+        final_path = os.path.join(folder.model_dir, "metrics.json")
+        if os.path.isfile(final_path):  # not for an ensemble, which is not trained
+            with open(final_path, encoding="utf-8") as final:
+                final_metrics = json.load(final)
         curve = folder.epoch_curve()
         first_eval = next(iter(self.grid.evaluate))
         result = {
             "variant": folder.run.variant,
             "seed": folder.run.seed,
             "key": folder.run.key,
+            "test_overrides": folder.run.test_overrides,
+            "members": [member.key for member in folder.run.members],
             "metrics": metrics,
-            "score": metrics[first_eval].get("F1", 0.0),
+            "score": metrics[first_eval].get(self.grid.metrics[0], 0.0),
             "epochs": len(curve),
             "best_epoch": final_metrics.get("best_epoch"),
-            "train_minutes": folder.state()["train_seconds"] / 60,
+            "train_minutes": (
+                sum(self.folder(m).state()["train_seconds"] for m in folder.run.members)
+                if folder.run.members
+                else folder.state()["train_seconds"]
+            )
+            / 60,
             "curve": curve,
             "evaluate": dict(self.grid.evaluate),
             "finished": datetime.datetime.now().isoformat(timespec="seconds"),
@@ -404,8 +477,9 @@ class GridRunner:
         """`OUT/runs/<variant>-seed<N>`: links to the runs, for people browsing a grid."""
         links = os.path.join(self.out_dir, "runs")
         os.makedirs(links, exist_ok=True)
-        for run in self.grid.runs:
-            link = os.path.join(links, f"{slug(run.variant)}-seed{run.seed}")
+        for run in self.grid.all_runs:
+            name = f"{slug(run.variant)}-seed{run.seed}" if not run.members else slug(run.variant)
+            link = os.path.join(links, name)
             target = os.path.relpath(self.folder(run).path, links)
             if os.path.islink(link) and os.readlink(link) == target:
                 continue

@@ -95,9 +95,15 @@ def _main(args: argparse.Namespace) -> None:
         sys.exit(2)
     out_dir = args.out or os.path.join("runs", "grids", slug(grid.name))
     if args.grid_action == "check":
-        for run in grid.runs:
-            print(f"{run.key}  {run.label}")
-        print(f"{len(grid.runs)} runs of {len(grid.variants)} variants", file=sys.stderr)
+        trainings = {run.train_key for run in grid.runs}
+        for run in grid.all_runs:
+            shared = " (evaluates the training " + run.train_key + ")" if run.test_overrides else ""
+            print(f"{run.key}  {run.label}{shared}")
+        print(
+            f"{len(grid.all_runs)} runs of {len(grid.variants)} variants, "
+            f"{len(trainings)} trainings",
+            file=sys.stderr,
+        )
         return
     from lal_allennlp.experiments.report import GridReport
 
@@ -119,4 +125,4 @@ def _main(args: argparse.Namespace) -> None:
         print(path)
     missing_runs = report.missing()
     if missing_runs:
-        print(f"{len(missing_runs)} of {len(grid.runs)} runs not finished", file=sys.stderr)
+        print(f"{len(missing_runs)} of {len(grid.all_runs)} runs not finished", file=sys.stderr)

@@ -17,7 +17,8 @@ from allennlp.training.metrics import Average, CategoricalAccuracy
 
 from lal_allennlp.metrics.unlabelled_f1 import UnlabelledF1
 from lal_allennlp.models.capabilities import ParseCapabilities
-from lal_allennlp.modules.tree_transformer import TreeTransformerEncoder
+from lal_allennlp.modules.transformer_embedder import check_precision, resolve_autocast_dtype
+from lal_allennlp.modules.tree_transformer import TreeTransformerEncoder, copy_bert_layers
 from lal_allennlp.syntax.trees import tree_to_string
 from lal_allennlp.syntax.unsupervised import induce_spans, spans_to_unlabelled_tree
 
@@ -95,6 +96,19 @@ class TreeTransformerLanguageModel(Model):
         Tree induction's thresholds (see `induce_spans`); the authors' values.
     dropout : `float`, optional (default = `0.1`)
         On the encoder output, before the word prediction layer.
+    initial_weights : `str`, optional (default = `None`)
+        A local directory of a BERT-style model (e.g. MiniLM) to start from, the Tree
+        Transformer paper's "initialised from BERT" experiment: each word's embedding starts as
+        the embedding of its first word piece, the `[MASK]` input as BERT's `[MASK]` embedding,
+        and the encoder's layers as BERT's (`copy_bert_layers`; a `tree_transformer` of the
+        pretrained model's sizes). Read when the model is built, so an archive of such a model
+        needs the directory to load as well.
+    precision : `str`, optional (default = `"float32"`)
+        `"bfloat16"` (or `"float16"` on a GPU): the encoder and the word prediction layer run
+        under `torch.autocast` in that dtype, in training and evaluation; `"auto"`: the
+        device's native low precision (bfloat16 on a CPU with AVX-512 BF16 or AMX), else
+        float32. The loss, the prior's log-space sums and the links read for trees stay in
+        float32.
     """
 
     default_predictor = "lal_unsupervised_parser"
@@ -124,9 +138,13 @@ class TreeTransformerLanguageModel(Model):
         descend_threshold: float = 0.7,
         min_layer: int = 2,
         dropout: float = 0.1,
+        initial_weights: Optional[str] = None,
+        precision: str = "float32",
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
+        self.precision = check_precision(precision, "tree_transformer_lm: precision")
+        self._autocast_dtypes: Dict[str, Optional[torch.dtype]] = {}
         if not 0.0 < mask_probability < 1.0:
             raise ConfigurationError(
                 f"tree_transformer_lm: mask_probability must be in (0, 1), got {mask_probability}"
@@ -147,6 +165,46 @@ class TreeTransformerLanguageModel(Model):
         self.loss_average = Average()
         self.masked_accuracy = CategoricalAccuracy()
         self.unlabelled_f1 = UnlabelledF1()
+        if initial_weights is not None:
+            self._start_from(initial_weights, vocab)
+
+    def _start_from(self, model_dir: str, vocab: Vocabulary) -> None:
+        """The `initial_weights` of the docstring, from the BERT-style model in `model_dir`."""
+        from transformers import AutoModel, AutoTokenizer
+
+        if not isinstance(self.encoder, TreeTransformerEncoder):
+            raise ConfigurationError(
+                "tree_transformer_lm: initial_weights starts a tree_transformer encoder from a "
+                f"pretrained model's layers; this encoder is a {type(self.encoder).__name__}"
+            )
+        bert = AutoModel.from_pretrained(model_dir)
+        tokenizer = AutoTokenizer.from_pretrained(model_dir)
+        embedding = self.text_field_embedder._token_embedders["tokens"]
+        pretrained = bert.get_input_embeddings().weight
+        if embedding.weight.size(1) != pretrained.size(1):
+            raise ConfigurationError(
+                f"tree_transformer_lm: the word embeddings have {embedding.weight.size(1)} "
+                f"dimensions, the pretrained model's {pretrained.size(1)}: make them equal"
+            )
+        special = {vocab._padding_token: tokenizer.pad_token_id, vocab._oov_token: tokenizer.unk_token_id}
+        first_pieces = []
+        for index in range(self.vocab_size):
+            word = vocab.get_token_from_index(index, "tokens")
+            pieces = [] if word in special else tokenizer(word, add_special_tokens=False).input_ids
+            first_pieces.append(pieces[0] if pieces else special.get(word, tokenizer.unk_token_id))
+        with torch.no_grad():
+            embedding.weight.copy_(pretrained[torch.tensor(first_pieces)])
+            self.mask_embedding.copy_(pretrained[tokenizer.mask_token_id])
+        copy_bert_layers(self.encoder, bert)
+
+    def _autocast(self, device: torch.device) -> Any:
+        """`torch.autocast` in the model's `precision` on `device`, or a no-op context."""
+        if device.type not in self._autocast_dtypes:  # resolved (and warned about) once
+            self._autocast_dtypes[device.type] = resolve_autocast_dtype(
+                self.precision, device, "tree_transformer_lm"
+            )
+        dtype = self._autocast_dtypes[device.type]
+        return torch.autocast(device.type, dtype=dtype, enabled=dtype is not None)
 
     def _masked_loss(
         self, tokens: TextFieldTensors, embedded: torch.Tensor, mask: torch.BoolTensor
@@ -188,11 +246,12 @@ class TreeTransformerLanguageModel(Model):
         (shape `(num_layers, n - 1)`).
         """
         mask = util.get_text_field_mask(tokens)
-        embedded = self.text_field_embedder(tokens)
-        output: Dict[str, Any] = {"loss": self._masked_loss(tokens, embedded, mask)}
-        if self.training or not self.gives_trees:
-            return output
-        _, links = self.encoder.forward_with_links(embedded, mask)
+        with self._autocast(mask.device):
+            embedded = self.text_field_embedder(tokens)
+            output: Dict[str, Any] = {"loss": self._masked_loss(tokens, embedded, mask)}
+            if self.training or not self.gives_trees:
+                return output
+            _, links = self.encoder.forward_with_links(embedded, mask)
         link_array = links.float().cpu().numpy()
         # Per sentence, shape (num_layers, n - 1): the links between its own words.
         sentence_links = [link_array[b, :, : n - 1] for b, n in enumerate(mask.sum(-1).tolist())]

@@ -13,10 +13,16 @@ with a learned embedding of its position. All weight matrices are block-diagonal
     q . k = q_c . k_c + q_p . k_p,
 
 and the feed-forward sublayers are partitioned the same way. With `partitioned=False` this is
-the unfactored base model of sec. 2 (content and position embeddings added, full matrices).
+the unfactored base model of sec. 2 (content and position embeddings added, full matrices);
+with `partitioned=False, partition_input=True` the middle variant of sec. 3, factored only at
+the input (content and position concatenated, full matrices in the layers).
+
+Because the factored scores are a sum of a content term and a position term, either term can be
+dropped from chosen layers at test time (`zero_content_attention`, `zero_position_attention`),
+the ablation of sec. 3, Table 1.
 """
 import math
-from typing import List, Optional
+from typing import FrozenSet, List, Optional, Sequence
 
 import torch
 from allennlp.common.checks import ConfigurationError
@@ -155,6 +161,13 @@ class PartitionedSelfAttention(torch.nn.Module):
     value and output projections (Kitaev & Klein 2018, sec. 3). The softmax is scaled by
     `1 / sqrt(d_kv)` (Vaswani et al. 2017). The last forward's attention probabilities, before
     dropout, are kept in `last_attention`, shape `(batch_size, num_heads, query, key)`.
+
+    `zero_content` and `zero_position` (partitioned only) drop the term `q_c . k_c`, resp.
+    `q_p . k_p`, from the scores (Kitaev & Klein 2018, sec. 3, Table 1). The remaining term keeps
+    its `1 / sqrt(d_kv)` scale, so it is exactly what the trained layer adds to the scores; with
+    both dropped the scores are zero and each query attends uniformly to the keys it may see.
+    They are plain attributes, not parameters or buffers: a trained model's weights load
+    whatever they are.
     """
 
     def __init__(
@@ -164,11 +177,20 @@ class PartitionedSelfAttention(torch.nn.Module):
         d_kv: int,
         attention_dropout: float,
         partitioned: bool,
+        zero_content: bool = False,
+        zero_position: bool = False,
     ) -> None:
         super().__init__()
+        if (zero_content or zero_position) and not partitioned:
+            raise ConfigurationError(
+                "PartitionedSelfAttention: zero_content and zero_position drop a half of the "
+                "factored scores, which exist only with partitioned=True."
+            )
         self.num_heads = num_heads
         self.d_kv = d_kv
         self.partitioned = partitioned
+        self.zero_content = zero_content
+        self.zero_position = zero_position
         self.query = HeadwiseProjection(d_model, d_kv, num_heads, partitioned)
         self.key = HeadwiseProjection(d_model, d_kv, num_heads, partitioned)
         self.value = HeadwiseProjection(d_model, d_kv, num_heads, partitioned)
@@ -181,10 +203,27 @@ class PartitionedSelfAttention(torch.nn.Module):
         self.last_attention: Optional[torch.Tensor] = None
 
     def attention_logits(self, inputs: torch.Tensor) -> torch.Tensor:
-        """Scaled scores `q . k / sqrt(d_kv)`, shape `(batch_size, num_heads, query, key)`."""
+        """Scaled scores `q . k / sqrt(d_kv)`, shape `(batch_size, num_heads, query, key)`;
+        without the content or position term where `zero_content` or `zero_position` is set."""
         # shape (batch_size, num_heads, sequence_length, d_kv)
         queries = self.query(inputs)
         keys = self.key(inputs)
+        if self.zero_content or self.zero_position:
+            return self._ablated_logits(queries, keys)
+        return torch.matmul(queries, keys.transpose(-1, -2)) / math.sqrt(self.d_kv)
+
+    def _ablated_logits(self, queries: torch.Tensor, keys: torch.Tensor) -> torch.Tensor:
+        """The scores from the halves of `queries` and `keys`
+        (`(batch_size, num_heads, sequence_length, d_kv)`, `[content ; position]`) whose term is
+        kept: `q_p . k_p / sqrt(d_kv)` without content, `q_c . k_c / sqrt(d_kv)` without
+        position, zero without both."""
+        if self.zero_content and self.zero_position:
+            # shape (batch_size, num_heads, sequence_length, sequence_length)
+            return queries.new_zeros(queries.shape[:-1] + keys.shape[-2:-1])
+        kept = 1 if self.zero_content else 0
+        # shape (batch_size, num_heads, sequence_length, d_kv / 2)
+        queries = queries.chunk(2, dim=-1)[kept]
+        keys = keys.chunk(2, dim=-1)[kept]
         return torch.matmul(queries, keys.transpose(-1, -2)) / math.sqrt(self.d_kv)
 
     def forward(self, inputs: torch.Tensor, allowed: torch.BoolTensor) -> torch.Tensor:
@@ -281,10 +320,12 @@ class PartitionedTransformerLayer(torch.nn.Module):
         relu_dropout: float,
         residual_dropout: float,
         partitioned: bool,
+        zero_content: bool = False,
+        zero_position: bool = False,
     ) -> None:
         super().__init__()
         self.attention = PartitionedSelfAttention(
-            d_model, num_heads, d_kv, attention_dropout, partitioned
+            d_model, num_heads, d_kv, attention_dropout, partitioned, zero_content, zero_position
         )
         self.residual_dropout = FeatureDropout(residual_dropout)
         self.attention_norm = torch.nn.LayerNorm(d_model)
@@ -308,6 +349,30 @@ class PartitionedTransformerEncoder(Seq2SeqEncoder):
     embedding of each position (0 is START) is the position half. The concatenation
     `[content ; position]` is layer-normalised and passed through `num_layers` layers. The output
     keeps that layout, `[content ; position]`, of dimension `d_model`, and is zero at padding.
+
+    Sec. 3 compares three degrees of factoring (PTB dev F1, WSJ 22, no pretraining):
+
+    | `partitioned` | `partition_input` | input                        | layers          | F1    |
+    |---------------|-------------------|------------------------------|-----------------|-------|
+    | `False`       | `False`           | content + position (summed)  | dense           | 92.67 |
+    | `False`       | `True`            | [content ; position]         | dense           | 92.60 |
+    | `True`        | `True`            | [content ; position]         | block-diagonal  | 93.15 |
+
+    Concatenating at the input alone gains nothing (the dense layers mix the two halves in
+    their first projection); the gain comes from keeping them apart in every layer.
+    `partitioned=True, partition_input=False` does not exist (block-diagonal layers need the
+    two halves) and is refused.
+
+    The attention ablation of sec. 3, Table 1 (`zero_content_attention`,
+    `zero_position_attention`) and the attention window of sec. 4.2 (`attention_window`,
+    `window_mode`) have no parameters, so they can be set at test time on a model trained
+    without them, through the archive's overrides (dotted keys: in AllenNLP's overrides a nested
+    object replaces the whole section; a dotted key that the stored config lacks is added):
+
+    ```bash
+    allennlp evaluate model.tar.gz dev.trees \\
+        --overrides '{"model.encoder.zero_content_attention": [1, 2]}'
+    ```
 
     Registered as a `Seq2SeqEncoder` with name "partitioned_transformer".
 
@@ -340,13 +405,29 @@ class PartitionedTransformerEncoder(Seq2SeqEncoder):
     residual_dropout : `float`, optional (default = `0.2`)
         Feature dropout on each sublayer's output before the residual addition.
     partitioned : `bool`, optional (default = `True`)
-        Factor content and position (sec. 3). `False` is the unfactored model of sec. 2: the
-        input is projected to `d_model` and the position embedding (`d_model` too) is added.
+        Factor content and position in every layer (sec. 3): block-diagonal attention and
+        feed-forward matrices. `False` gives dense layers; the input is then as
+        `partition_input` says.
+    partition_input : `bool`, optional (default = `None`)
+        Whether the input is `[content ; position]` (each `d_model / 2`, concatenated) rather
+        than their sum (each `d_model`, the unfactored model of sec. 2). `None` means the same
+        as `partitioned`. `True` with `partitioned=False` is the model factored only at the
+        input; `False` with `partitioned=True` is refused.
     attention_window : `int`, optional (default = `None`)
-        If set, a query attends only to keys at most this many positions away (sec. 4.2).
+        If set, a query attends only to keys at most this many positions away (sec. 4.2). A
+        window of at least the number of positions minus one (START and STOP included) is
+        the same as none.
     window_mode : `str`, optional (default = `"strict"`)
         "strict", or "relaxed": the START token, the first word, the last word and the STOP
         token stay visible to every query (sec. 4.2).
+    zero_content_attention : `List[int]`, optional (default = `()`)
+        Layers, numbered from 1 as in the paper, whose attention scores lose their content term
+        `q_c . k_c`: each of their queries then chooses keys by position alone (Table 1).
+        Needs `partitioned=True`.
+    zero_position_attention : `List[int]`, optional (default = `()`)
+        Layers, numbered from 1, whose attention scores lose their position term `q_p . k_p`
+        (Table 1). Needs `partitioned=True`. A layer in both lists attends uniformly to every
+        key it may see.
     """
 
     def __init__(
@@ -362,15 +443,37 @@ class PartitionedTransformerEncoder(Seq2SeqEncoder):
         relu_dropout: float = 0.1,
         residual_dropout: float = 0.2,
         partitioned: bool = True,
+        partition_input: Optional[bool] = None,
         attention_window: Optional[int] = None,
         window_mode: str = "strict",
+        zero_content_attention: List[int] = (),  # type: ignore[assignment]
+        zero_position_attention: List[int] = (),  # type: ignore[assignment]
     ) -> None:
         super().__init__()
+        if partition_input is None:
+            partition_input = partitioned
+        if partitioned and not partition_input:
+            raise ConfigurationError(
+                "partitioned_transformer: partitioned=True needs the input factored too; "
+                "partition_input=False is only possible with partitioned=False (the unfactored "
+                "model). Leave partition_input out, or set partitioned=False."
+            )
         if partitioned and (d_model % 2 or d_kv % 2 or d_ff % 2):
             raise ConfigurationError(
                 f"partitioned_transformer: with partitioned=True, d_model ({d_model}), d_kv "
                 f"({d_kv}) and d_ff ({d_ff}) must be even (content and position halves)."
             )
+        if partition_input and d_model % 2:
+            raise ConfigurationError(
+                f"partitioned_transformer: with partition_input=True, d_model ({d_model}) must "
+                f"be even (content and position halves)."
+            )
+        zero_content = self._ablated_layers(
+            "zero_content_attention", zero_content_attention, num_layers, partitioned
+        )
+        zero_position = self._ablated_layers(
+            "zero_position_attention", zero_position_attention, num_layers, partitioned
+        )
         if window_mode not in WINDOW_MODES:
             raise ConfigurationError(
                 f"partitioned_transformer: window_mode must be one of {WINDOW_MODES}, "
@@ -385,9 +488,10 @@ class PartitionedTransformerEncoder(Seq2SeqEncoder):
         self.d_model = d_model
         self.max_len = max_len
         self.partitioned = partitioned
+        self.partition_input = partition_input
         self.attention_window = attention_window
         self.window_mode = window_mode
-        half_or_all = d_model // 2 if partitioned else d_model
+        half_or_all = d_model // 2 if partition_input else d_model
         self.content_projection = torch.nn.Linear(input_dim, half_or_all, bias=False)
         self.position_embeddings = torch.nn.Parameter(torch.randn(max_len, half_or_all))
         self.input_norm = torch.nn.LayerNorm(d_model)
@@ -402,10 +506,36 @@ class PartitionedTransformerEncoder(Seq2SeqEncoder):
                     relu_dropout,
                     residual_dropout,
                     partitioned,
+                    zero_content=number in zero_content,
+                    zero_position=number in zero_position,
                 )
-                for _ in range(num_layers)
+                for number in range(1, num_layers + 1)
             ]
         )
+
+    @staticmethod
+    def _ablated_layers(
+        name: str, layers: Sequence[int], num_layers: int, partitioned: bool
+    ) -> FrozenSet[int]:
+        """The layer numbers of an ablation argument, checked: 1 .. `num_layers`, and only for
+        partitioned attention (the unfactored scores have no content and position terms)."""
+        layers = frozenset(layers)
+        if not layers:
+            return layers
+        if not partitioned:
+            raise ConfigurationError(
+                f"partitioned_transformer: {name} = {sorted(layers)} drops a term of the "
+                f"factored attention scores q_c . k_c + q_p . k_p, which exist only with "
+                f"partitioned=True; this encoder has partitioned=False. Remove {name}."
+            )
+        outside = sorted(k for k in layers if isinstance(k, bool) or not 1 <= k <= num_layers)
+        if outside:
+            raise ConfigurationError(
+                f"partitioned_transformer: {name} names layer(s) {outside}, but the layers are "
+                f"numbered 1 .. {num_layers} (num_layers = {num_layers}; the first is 1, as in "
+                f"Kitaev & Klein 2018, Table 1)."
+            )
+        return layers
 
     def get_input_dim(self) -> int:
         return self.input_dim
@@ -417,8 +547,8 @@ class PartitionedTransformerEncoder(Seq2SeqEncoder):
         return False
 
     def embed(self, inputs: torch.Tensor) -> torch.Tensor:
-        """Layer-normalised `[content ; position]` (or their sum when not partitioned) for
-        `inputs` of shape `(batch_size, sequence_length, input_dim)`."""
+        """Layer-normalised `[content ; position]` (or their sum when the input is not
+        partitioned) for `inputs` of shape `(batch_size, sequence_length, input_dim)`."""
         batch_size, sequence_length, _ = inputs.shape
         if sequence_length > self.max_len:
             raise ValueError(
@@ -426,10 +556,10 @@ class PartitionedTransformerEncoder(Seq2SeqEncoder):
                 f"STOP included) but only max_len = {self.max_len} position embeddings exist; "
                 f"raise max_len in the encoder config or filter long sentences."
             )
-        # shape (batch_size, sequence_length, d_model / 2), or d_model if not partitioned
+        # shape (batch_size, sequence_length, d_model / 2), or d_model if not partition_input
         content = self.content_projection(inputs)
         position = self.position_embeddings[:sequence_length].unsqueeze(0)
-        if self.partitioned:
+        if self.partition_input:
             position = position.expand(batch_size, -1, -1)
             # shape (batch_size, sequence_length, d_model)
             return self.input_norm(torch.cat([content, position], dim=-1))

@@ -77,6 +77,28 @@ def native_autocast_dtype(device: torch.device) -> Optional[torch.dtype]:
     return None
 
 
+def resolve_autocast_dtype(
+    precision: str, device: torch.device, what: str = "The model"
+) -> Optional[torch.dtype]:
+    """The autocast dtype of `precision` (one of `PRECISIONS`) on `device`, None for float32.
+    A fixed low precision on a CPU that only emulates it is kept, as asked, with a warning that
+    names `what` runs in it."""
+    if precision == "auto":
+        return native_autocast_dtype(device)
+    dtype = _AUTOCAST_DTYPES[precision]
+    if dtype is not None and device.type == "cpu" and not _native_on_cpu(dtype):
+        logger.warning(
+            "%s's precision is %s, but this CPU (%s) has no native %s arithmetic: torch "
+            'emulates it, and it runs several times slower than in float32. Set the precision '
+            'to "auto" or "float32" (lal-parse --precision auto; "precision" in a config).',
+            what,
+            precision,
+            torch.backends.cpu.get_cpu_capability(),
+            precision,
+        )
+    return dtype
+
+
 def _native_on_cpu(dtype: torch.dtype) -> bool:
     """Whether the CPU runs `dtype` matrix products natively (AVX-512 BF16 / AMX, AVX-512 FP16
     / AMX-FP16)."""
@@ -304,20 +326,7 @@ class TransformerWordEmbedder(PretrainedTransformerMismatchedEmbedder):
         return self._autocast_dtypes[device.type]
 
     def _resolve_autocast_dtype(self, device: torch.device) -> Optional[torch.dtype]:
-        if self._precision == "auto":
-            return native_autocast_dtype(device)
-        dtype = _AUTOCAST_DTYPES[self._precision]
-        if dtype is not None and device.type == "cpu" and not _native_on_cpu(dtype):
-            logger.warning(
-                "The transformer's precision is %s, but this CPU (%s) has no native %s "
-                "arithmetic: torch emulates it, and the transformer runs several times slower "
-                'than in float32. Set the precision to "auto" or "float32" (lal-parse '
-                "--precision auto; the embedder's \"precision\" in a config).",
-                self._precision,
-                torch.backends.cpu.get_cpu_capability(),
-                self._precision,
-            )
-        return dtype
+        return resolve_autocast_dtype(self._precision, device, "The transformer")
 
     def train(self, mode: bool = True) -> "TransformerWordEmbedder":
         """`nn.Module.train`; going into training mode also drops the parse-time weight copies,

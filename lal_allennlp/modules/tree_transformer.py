@@ -317,3 +317,58 @@ class TreeTransformerEncoder(Seq2SeqEncoder):
             all_links.append(links)
         outputs = self.output_norm(encoded) * mask.unsqueeze(-1)
         return outputs, torch.stack(all_links, dim=1)
+
+
+def copy_bert_layers(encoder: TreeTransformerEncoder, bert: torch.nn.Module) -> None:
+    """
+    Starts `encoder`'s layers from a BERT-style model's (`transformers`' `BertModel` and its
+    kin: `bert.encoder.layer[i]` with `attention.self.{query,key,value}`,
+    `attention.output.{dense,LayerNorm}`, `intermediate.dense`, `output.{dense,LayerNorm}`):
+    layer `i` of the encoder gets layer `i`'s attention, feed-forward and LayerNorm weights.
+    The link scorers (`constituents`), which BERT has no counterpart of, keep their random
+    initialisation, and so does the final LayerNorm. BERT's layers are post-norm and these are
+    pre-norm: each LayerNorm is copied to the sublayer it belongs to, so the copy starts from
+    BERT's weights, not from BERT's function (as in the Tree Transformer paper's experiment,
+    which found that starting there made the trees much worse).
+    """
+    config = bert.config
+    layers = bert.encoder.layer
+    problems = []
+    if config.hidden_size != encoder.d_model:
+        problems.append(f"hidden size {config.hidden_size} vs d_model {encoder.d_model}")
+    if len(layers) < len(encoder.layers):
+        problems.append(f"{len(layers)} layers vs num_layers {len(encoder.layers)}")
+    first = encoder.layers[0]
+    if config.num_attention_heads != first.attention.num_heads:
+        problems.append(
+            f"{config.num_attention_heads} heads vs num_heads {first.attention.num_heads}"
+        )
+    if config.intermediate_size != first.feed_forward[0].out_features:
+        problems.append(
+            f"feed-forward size {config.intermediate_size} vs d_ff "
+            f"{first.feed_forward[0].out_features}"
+        )
+    if problems:
+        raise ConfigurationError(
+            "tree_transformer: cannot start from the pretrained model's layers, the shapes "
+            f"differ ({'; '.join(problems)}): give the encoder the pretrained model's sizes"
+        )
+    with torch.no_grad():
+        for ours, theirs in zip(encoder.layers, layers):
+            attention = theirs.attention.self
+            ours.attention.qkv.weight.copy_(
+                torch.cat([attention.query.weight, attention.key.weight, attention.value.weight])
+            )
+            ours.attention.qkv.bias.copy_(
+                torch.cat([attention.query.bias, attention.key.bias, attention.value.bias])
+            )
+            pairs = [
+                (ours.attention.output, theirs.attention.output.dense),
+                (ours.attention_norm, theirs.attention.output.LayerNorm),
+                (ours.feed_forward[0], theirs.intermediate.dense),
+                (ours.feed_forward[3], theirs.output.dense),
+                (ours.feed_forward_norm, theirs.output.LayerNorm),
+            ]
+            for target, source in pairs:
+                target.weight.copy_(source.weight)
+                target.bias.copy_(source.bias)

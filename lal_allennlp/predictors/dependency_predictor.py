@@ -1,6 +1,6 @@
 """
-The predictor of the transition-based dependency parser (`stack_attention_parser`): JSON in,
-dependency trees out.
+The predictor of the transition-based dependency parsers (`stack_attention_parser` and its
+ensemble `stack_attention_ensemble`): JSON in, dependency trees out.
 
 Input: `{"sentence": "raw text"}` or `{"tokens": [...]}`, as for `lal_parser`, with `"tags":
 [...]` (one POS tag per word), which a model trained with POS embeddings needs.
@@ -13,7 +13,7 @@ CoNLL-U text instead of JSON lines. Bad requests and failing sentences: see `che
 
 With `"confidence": true`, also `head_confidences` and `dependency_label_confidences` (per word),
 `tree_probability` and `sentence_confidence`: the decoder's step probabilities
-(`StackAttentionParser._confidences` says what each number is). With `"kbest": k` (2 to 100),
+(`TransitionParserBase._confidences` says what each number is). With `"kbest": k` (2 to 100),
 also `kbest`: the distinct trees of the final beam, best first, at most `beam_size` of them
 (`heads`, `dependency_labels`, `score`, `probability`).
 """
@@ -23,7 +23,7 @@ from allennlp.common.util import JsonDict, sanitize
 from allennlp.data import Instance
 from allennlp.predictors.predictor import Predictor
 
-from lal_allennlp.models.stack_attention_parser import CONFIDENCE_KEYS
+from lal_allennlp.models.transition_parser_base import CONFIDENCE_KEYS
 from lal_allennlp.predictors.checked import CheckedPredictor, error_comment
 from lal_allennlp.predictors.inputs import check_kbest, words_and_tags
 
@@ -34,9 +34,10 @@ OUTPUT_KEYS = ("words", "pos", "heads", "dependency_labels", "conllu", "transiti
 class DependencyParserPredictor(CheckedPredictor):
     """
     Registered as a `Predictor` with name "lal_dependency_parser"; the default predictor of
-    `stack_attention_parser`. The `lal_dependencies` reader's `text_to_instance(words, tags)`
-    builds instances. Requests are checked and failures handled as `CheckedPredictor`
-    describes; words are kept as given (CoNLL-U output holds brackets as they are).
+    `stack_attention_parser` and `stack_attention_ensemble`. The `lal_dependencies` reader's
+    `text_to_instance(words, tags)` builds instances. Requests are checked and failures
+    handled as `CheckedPredictor` describes; words are kept as given (CoNLL-U output holds
+    brackets as they are).
 
     # Parameters
 

@@ -46,6 +46,10 @@ def _ext_vars() -> dict:
         # Dependency configs: the fixture dependency files (CoNLL-U, CoNLL-X, Malt-TAB).
         "DEP_TRAIN": str(FIXTURES_ROOT / "ptb" / "deps" / "wsj_9001-9002"),
         "DEP_DEV": str(FIXTURES_ROOT / "ptb" / "deps" / "wsj_9003.dp"),
+        # The Chinese dependency configs, given a sentence selection of one file as with GSD.
+        "ZH_TRAIN": str(FIXTURES_ROOT / "ptb" / "deps" / "wsj_9001-9002"),
+        "ZH_DEV": str(FIXTURES_ROOT / "ptb" / "deps" / "wsj_9003.dp") + "[1:]",
+        "ZH_TEST": str(FIXTURES_ROOT / "ptb" / "deps" / "wsj_9003.dp") + "[:1]",
         "GLOVE_PATH": "",
         "CUDA_DEVICE": "-1",
     }
@@ -56,12 +60,17 @@ def test_every_config_is_built_here():
     # that silently matches nothing (or a stray file) cannot pass.
     assert {config.name for config in CONFIGS} == {
         "biaffine_ewt_cpu.jsonnet",
+        "biaffine_gsd_cpu.jsonnet",
         "joint_minilm_cpu.jsonnet",
         "kk_factored_charlstm_ptb.jsonnet",
         "kk_factored_minilm_cpu.jsonnet",
         "kk_factored_minilm_cpu_joint.jsonnet",
         "kk_factored_transformer_ptb.jsonnet",
         "kk_factored_transformer_ptb_joint.jsonnet",
+        "kk_factored_words_charconcat_cpu.jsonnet",
+        "kk_factored_words_charlstm_cpu.jsonnet",
+        "kk_factored_words_cpu.jsonnet",
+        "kk_factored_words_pos_cpu.jsonnet",
         "lal_ablation_nopfl_nord.jsonnet",
         "lal_ablation_nopfl_rd.jsonnet",
         "lal_ablation_noqv_conc.jsonnet",
@@ -87,9 +96,11 @@ def test_every_config_is_built_here():
         "stack_attention_ewt_no_pos.jsonnet",
         "stack_attention_ewt_no_pushed.jsonnet",
         "stack_attention_ewt_seq2seq.jsonnet",
+        "stack_attention_gsd_cpu.jsonnet",
         "stack_attention_ptb.jsonnet",
         "stack_attention_ptb_cpu.jsonnet",
         "tree_transformer_lm_cpu.jsonnet",
+        "tree_transformer_lm_cpu_curve.jsonnet",
         "tree_transformer_lm_gpu.jsonnet",
         "transformer_lm_cpu.jsonnet",
         "tree_transformer_minilm_cpu.jsonnet",

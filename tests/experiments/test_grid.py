@@ -15,7 +15,15 @@ import pytest
 from nltk import Tree
 
 from lal_allennlp.analysis.predictions import SentencePrediction, write_predictions
-from lal_allennlp.experiments.grid_file import GridError, load_grid, merge_overrides, run_key
+from lal_allennlp.experiments.grid_file import (
+    Grid,
+    GridError,
+    load_grid,
+    load_time_overrides,
+    merge_overrides,
+    run_key,
+    table_value,
+)
 from lal_allennlp.experiments.report import GridReport
 from lal_allennlp.experiments.runner import GridRunner, RunFolder
 
@@ -50,6 +58,9 @@ def grid_text(variants: str, extra: str = "") -> str:
         ("{ name: 'a', reference: { F2: 1 } }", "", "reference metric 'F2'"),
         ("{ name: 'a' }", "budget_minutes: 2,", "no time_budget callback"),
         ("{ name: 'a', overrides: { '+model': {} } }", "", "already has"),
+        ("{ name: 'a', test_overrides: { model: { dropuot: 0.3 } } }", "", "test_overrides"),
+        ("{ name: 'a' }, { name: 'e', ensemble_of: 'b' }", "", "ensemble_of 'b'"),
+        ("{ name: 'a' }, { name: 'e', ensemble_of: 'a', overrides: {} }", "", "no config"),
     ],
 )
 def test_bad_grids_are_refused_naming_the_entry(tmp_path, variants, extra, message):
@@ -97,6 +108,46 @@ def test_runs_are_keyed_by_their_final_config():
     assert run.config["trainer"]["num_epochs"] == 1
     assert run.config["random_seed"] == run.config["pytorch_seed"] == run.seed
     assert run.key == run_key(run.config)
+
+
+def test_test_time_variants_share_their_training():
+    grid_file = "fixtures/grid/tiny.jsonnet"
+    grid = load_grid(grid_file)
+    assert all(run.train_key == run.key for run in grid.runs)
+    ablated = load_grid_text(
+        "{ name: 'a' }, { name: 'a at test', test_overrides: { model: { '+span_weight': 1.0 } } }"
+    )
+    base, tested = ablated.runs_of("a")[0], ablated.runs_of("a at test")[0]
+    assert tested.train_key == base.key and tested.key != base.key
+    assert tested.config == base.config
+    assert load_time_overrides(tested.test_overrides) == {"model.span_weight": 1.0}
+
+
+def test_an_ensemble_variant_is_one_run_of_every_seed_of_its_members():
+    grid = load_grid_text(
+        "{ name: 'a' }, { name: 'ens', ensemble_of: 'a' }, "
+        "{ name: 'ens, beam', ensemble_of: 'a', test_overrides: { model: { '+beam_size': 4 } } }",
+        seeds="[1, 2, 3]",
+    )
+    assert [run.variant for run in grid.runs] == ["a"] * 3
+    ensemble, beam = grid.ensemble_runs
+    assert [member.seed for member in ensemble.members] == [1, 2, 3]
+    assert beam.train_key == ensemble.key != beam.key
+    assert ensemble.label == "ens (3 models)"
+
+
+def load_grid_text(variants: str, seeds: str = "[1]") -> "Grid":
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as directory:
+        path = write_grid(Path(directory), grid_text(variants).replace("seeds: [1]", f"seeds: {seeds}"))
+        return load_grid(path)
+
+
+def test_metrics_in_percent_but_perplexity():
+    assert table_value("F1", 0.9123) == pytest.approx(91.23)
+    assert table_value("sentence_F1", 0.5) == 50.0
+    assert table_value("perplexity", 123.4) == 123.4
 
 
 # ---- running, resuming, two workers ------------------------------------------------------
@@ -192,6 +243,27 @@ def test_a_killed_training_is_recovered(tmp_path):
     assert [point["epoch"] for point in result["curve"]] == [0, 1]
     # The recovered epoch's minutes continue from the first's.
     assert result["curve"][1]["minutes"] > result["curve"][0]["minutes"]
+
+
+def test_a_test_time_variant_evaluates_the_shared_training_with_its_overrides(tmp_path):
+    """One training, two evaluations: the joint decoder with its trained lambda, and with the
+    span scores alone (span_weight 1 at test time: heads from the spans' head rules)."""
+    path = write_grid(
+        tmp_path,
+        grid_text(
+            "{ name: 'a' }, "
+            "{ name: 'spans only', test_overrides: { model: { '+span_weight': 1.0 } } }",
+            "overrides: { trainer: { num_epochs: 1 } },",
+        ),
+    )
+    grid = load_grid(path)
+    runner = GridRunner(grid, str(tmp_path / "out"), str(tmp_path / "runs"), heartbeat_seconds=2)
+    assert runner.run() == 2
+    base, tested = (RunFolder(str(tmp_path / "runs"), grid.runs_of(v)[0]) for v in ("a", "spans only"))
+    assert base.state()["trainings"] == 1 and tested.model_dir == base.model_dir
+    assert tested.result()["test_overrides"] == {"model": {"+span_weight": 1.0}}
+    assert tested.result()["metrics"]["dev"]["UAS"] != base.result()["metrics"]["dev"]["UAS"]
+    assert os.path.isfile(tested.predictions_path("dev")) and tested.path != base.path
 
 
 def test_two_workers_share_one_storage(tmp_path):
@@ -302,11 +374,14 @@ def grid_ext_vars() -> dict:
 @pytest.mark.parametrize("path", GRIDS, ids=lambda p: p.name)
 def test_every_grid_file_loads(path):
     grid = load_grid(str(path), grid_ext_vars())
-    # A table: two variants at least, each over three seeds at least.
-    assert len(grid.runs) == len(grid.variants) * len(grid.seeds)
+    # A table: two variants at least, each trained over three seeds at least (an ensemble is
+    # one run built from the seeds of another variant).
+    trained = [v for v in grid.variants if v.ensemble_of is None]
+    assert len(grid.runs) == len(trained) * len(grid.seeds)
+    assert len(grid.ensemble_runs) == len(grid.variants) - len(trained)
     assert len(grid.variants) >= 2 and len(grid.seeds) >= 3
-    # Every variant trains something different.
-    assert len({run.key for run in grid.runs}) == len(grid.runs)
+    # Every variant trains or evaluates something different.
+    assert len({run.key for run in grid.all_runs}) == len(grid.all_runs)
     if grid.reference_variant:
         assert grid.reference_variant in [v.name for v in grid.variants]
 

@@ -154,3 +154,96 @@ def test_the_lm_over_a_plain_transformer_trains_saves_loads_and_parses_nothing(t
     assert not parser.capabilities.trees
     with pytest.raises(ConfigurationError, match="PytorchTransformer encoder: a masked language"):
         parser.parse("The cat sat on the mat .")
+
+
+def minilm_sized(initial_weights=None, layers=2) -> dict:
+    overrides = {
+        "model.text_field_embedder.token_embedders.tokens.embedding_dim": 384,
+        "model.encoder": {
+            "type": "tree_transformer", "input_dim": 384, "d_model": 384, "num_layers": layers,
+            "num_heads": 12, "d_ff": 1536,
+        },
+    }
+    if initial_weights is not None:
+        overrides["model.initial_weights"] = initial_weights
+    return overrides
+
+
+def build(overrides: dict):
+    from allennlp.common import Params
+    from allennlp.data import DatasetReader, Vocabulary
+    from allennlp.models import Model
+
+    params = Params.from_file(str(CONFIG), json.dumps(overrides))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    vocab = Vocabulary.from_instances(reader.read(str(FIXTURES_ROOT / "ptb" / "train")))
+    return Model.from_params(vocab=vocab, params=params.pop("model")), vocab
+
+
+def test_the_lm_starts_from_a_pretrained_model_s_weights():
+    """Slide 15's experiment: words start as their first word piece's embedding, [MASK] as
+    BERT's, and every layer's attention, feed-forward and norms as the pretrained layer's."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from tests.conftest import minilm_dir
+
+    torch.manual_seed(0)
+    model, vocab = build(minilm_sized(minilm_dir()))
+    bert = AutoModel.from_pretrained(minilm_dir())
+    tokenizer = AutoTokenizer.from_pretrained(minilm_dir())
+    table = bert.get_input_embeddings().weight
+    ours = model.text_field_embedder._token_embedders["tokens"].weight
+    for word in ("the", "market", "investors"):
+        index = vocab.get_token_index(word, "tokens")
+        assert index > 1, word
+        first_piece = tokenizer(word, add_special_tokens=False).input_ids[0]
+        assert torch.equal(ours[index], table[first_piece])
+    assert torch.equal(ours[1], table[tokenizer.unk_token_id])
+    assert torch.equal(model.mask_embedding, table[tokenizer.mask_token_id])
+    for ours_layer, bert_layer in zip(model.encoder.layers, bert.encoder.layer):
+        attention = bert_layer.attention.self
+        assert torch.equal(ours_layer.attention.qkv.weight[:384], attention.query.weight)
+        assert torch.equal(ours_layer.attention.qkv.weight[768:], attention.value.weight)
+        assert torch.equal(ours_layer.attention.qkv.bias[384:768], attention.key.bias)
+        assert torch.equal(ours_layer.feed_forward[3].weight, bert_layer.output.dense.weight)
+        assert torch.equal(ours_layer.attention_norm.weight, bert_layer.attention.output.LayerNorm.weight)
+    # The link scorers have no pretrained counterpart: the same as a model from scratch.
+    torch.manual_seed(0)
+    scratch, _ = build(minilm_sized())
+    assert torch.equal(
+        scratch.encoder.layers[1].constituents.query.weight,
+        model.encoder.layers[1].constituents.query.weight,
+    )
+    assert not torch.equal(scratch.encoder.layers[1].attention.qkv.weight, model.encoder.layers[1].attention.qkv.weight)
+
+
+def test_starting_from_a_pretrained_model_of_other_sizes_is_refused():
+    from allennlp.common.checks import ConfigurationError
+
+    from tests.conftest import minilm_dir
+
+    overrides = minilm_sized(minilm_dir(), layers=7)
+    with pytest.raises(ConfigurationError, match="6 layers vs num_layers 7"):
+        build(overrides)
+    overrides = minilm_sized(minilm_dir())
+    overrides["model.encoder"]["d_ff"] = 1024
+    with pytest.raises(ConfigurationError, match="feed-forward size 1536 vs d_ff 1024"):
+        build(overrides)
+
+
+def test_bfloat16_autocast_gives_the_float32_loss_closely():
+    torch.manual_seed(0)
+    model, vocab = build({})
+    model.eval()
+    from lal_allennlp.dataset_readers.sentence_reader import SentenceReader
+
+    instances = list(SentenceReader().read(str(FIXTURES_ROOT / "ptb" / "dev")))
+    batch = Batch(instances)
+    batch.index_instances(vocab)
+    tensors = batch.as_tensor_dict()
+    with torch.no_grad():
+        full = model(**tensors)["loss"]
+        model.precision, model._autocast_dtypes = "bfloat16", {}
+        low = model(**tensors)["loss"]
+    assert low.dtype == torch.float32
+    assert low.item() == pytest.approx(full.item(), rel=0.02) and low.item() != full.item()

@@ -1,0 +1,42 @@
+// The Tree Transformer's perplexity claim (Wang et al. 2019; the slides of seed 003: the
+// constituent prior gives a lower masked-LM perplexity than a plain Transformer): the masked
+// language model of tree_transformer_lm_cpu.jsonnet against the same model over a plain
+// Transformer encoder of the same size (transformer_lm_cpu.jsonnet), same data, masking,
+// optimiser and budget; checkpoints chosen on a held-out part of the training treebank
+// (CALIBRATION_PATH), perplexity and trees reported on DEV_PATH.
+//   TRAIN_PATHS       comma-separated, e.g. DATA/ptb-sample/trees/wsj_0001-0139,
+//                     DATA/ud/en_ewt/en_ewt-ud-train.conllu
+//   CALIBRATION_PATH  e.g. DATA/ptb-sample/trees/wsj_0140-0159
+//   DEV_PATH          e.g. DATA/ptb-sample/trees/wsj_0160-0179
+//   MINILM_DIR        the MiniLM model directory (`make minilm-dir` prints it)
+local minilm_sizes = {
+  model: {
+    text_field_embedder: { token_embedders: { tokens: { embedding_dim: 384 } } },
+    encoder: { input_dim: 384, d_model: 384, num_heads: 12, d_ff: 1536 },
+  },
+};
+
+{
+  name: 'tree_transformer_perplexity_cpu',
+  config: '../training_config/tree_transformer_lm_cpu.jsonnet',
+  budget_minutes: 3,
+  seeds: [1, 2, 3],
+  // Validation every 100 steps, so that the budget ends within 100 steps of its end.
+  overrides: {
+    validation_data_path: std.extVar('CALIBRATION_PATH'),
+    data_loader: { '+batches_per_epoch': 100 },
+  },
+  evaluate: { dev: std.extVar('DEV_PATH') },
+  metrics: ['perplexity', 'masked_acc', 'sentence_F1', 'corpus_F1'],
+  reference_variant: 'Tree Transformer',
+  reference_source: 'Wang et al. 2019 (WSJ test, 60,000 GPU steps; sentence F1 only, no perplexity numbers in the seed)',
+  variants: [
+    { name: 'Tree Transformer', reference: { sentence_F1: 49.5 } },
+    { name: 'plain Transformer', config: '../training_config/transformer_lm_cpu.jsonnet' },
+    // Slide 15: starting from a pretrained BERT made the trees much worse. MiniLM-L6's sizes
+    // (d_model 384, 12 heads, d_ff 1536, 6 layers), from scratch and from MiniLM's weights.
+    { name: "Tree Transformer, MiniLM's sizes", overrides: minilm_sizes },
+    { name: "Tree Transformer, MiniLM's sizes, from MiniLM's weights",
+      overrides: minilm_sizes { model+: { '+initial_weights': std.extVar('MINILM_DIR') } } },
+  ],
+}
