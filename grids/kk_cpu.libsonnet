@@ -10,7 +10,11 @@
   config: '../training_config/kk_factored_minilm_cpu.jsonnet',
   budget_minutes: 2,
   seeds: [1, 2, 3],
-  overrides: { validation_data_path: std.extVar('CALIBRATION_PATH') },
+  overrides: {
+    validation_data_path: std.extVar('CALIBRATION_PATH'),
+    // Validation every 40 steps, so that the short budget is used to its end.
+    data_loader: { '+batches_per_epoch': 40 },
+  },
   evaluate: { dev: std.extVar('DEV_PATH') },
   metrics: ['F1', 'P', 'R'],
 }

@@ -7,11 +7,13 @@
 {
   name: 'stack_attention_ensemble_ewt_cpu',
   config: '../training_config/stack_attention_ewt_cpu.jsonnet',
-  budget_minutes: 4,
+  budget_minutes: 6,
   seeds: [1, 2, 3, 4],
   overrides: {
     train_data_path: std.extVar('DEP_TRAIN') + '[:11544]',
     validation_data_path: std.extVar('DEP_TRAIN') + '[11544:]',
+    // Validation every 60 steps (a third of a pass), so that the budget is used to its end.
+    data_loader: { '+batches_per_epoch': 60 },
   },
   evaluate: { dev_first_1000: std.extVar('DEP_DEV') + '[:1000]' },
   metrics: ['UAS', 'LAS'],

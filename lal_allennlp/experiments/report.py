@@ -56,11 +56,16 @@ def _counts(predictions: List[Any], metric: str) -> Optional[np.ndarray]:
         )
     if any(p.gold_heads is None or p.predicted_heads is None for p in predictions):
         return None
+    # An unlabelled treebank (heads only): no LAS counts.
+    labelled = all(
+        p.gold_dependency_labels is not None and p.predicted_dependency_labels is not None
+        for p in predictions
+    )
     return significance.attachment_counts(
         [p.gold_heads for p in predictions],
         [p.predicted_heads for p in predictions],
-        [p.gold_dependency_labels for p in predictions],
-        [p.predicted_dependency_labels for p in predictions],
+        [p.gold_dependency_labels for p in predictions] if labelled else None,
+        [p.predicted_dependency_labels for p in predictions] if labelled else None,
         [p.scored for p in predictions],
     )
 

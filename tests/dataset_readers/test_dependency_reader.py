@@ -180,6 +180,22 @@ def test_comma_joined_paths_directories_and_ranges(tmp_path):
         read(tmp_path / "missing.conllu")
 
 
+def test_a_sentence_selection_counts_sentences_before_skips_and_across_files(tmp_path):
+    write(tmp_path / "wsj_0001.dp", MALT)
+    write(tmp_path / "wsj_0002.dp", "Yes\tUH\t0\n")
+    conllu = write(tmp_path / "b.conllu", CONLLU)
+    everything = f"{conllu},{tmp_path / 'wsj_0001-0002'}"
+    assert [words(i)[0] for i in read(everything)[1]] == ["They", "She", "John", "Yes"]
+    assert [words(i)[0] for i in read(everything + "[1:3]")[1]] == ["She", "John"]
+    assert [words(i)[0] for i in read(everything + "[:1]")[1]] == ["They"]
+    assert [words(i)[0] for i in read(everything + "[3:]")[1]] == ["Yes"]
+    # Sentences are counted as they are read: a skipped non-projective one takes its place.
+    crossing = write(tmp_path / "crossing.dp", NON_PROJECTIVE)
+    reader, instances = read(f"{crossing}[1:3]")
+    assert [words(i) for i in instances] == [["f"]] and reader.skipped_non_projective == 1
+    assert reader.stats["sentences"] == 2
+
+
 def test_non_projective_trees_are_skipped_only_with_transitions(tmp_path, caplog):
     path = write(tmp_path / "crossing.dp", NON_PROJECTIVE)
     with caplog.at_level(logging.INFO, logger=LOGGER):

@@ -266,6 +266,36 @@ def test_a_test_time_variant_evaluates_the_shared_training_with_its_overrides(tm
     assert os.path.isfile(tested.predictions_path("dev")) and tested.path != base.path
 
 
+def test_an_ensemble_is_built_from_its_trained_members_and_tabled(tmp_path):
+    """Two stack-attention models on a dependency treebank, then their ensemble: one archive,
+    evaluated once, paired with each seed of the reference in the significance test."""
+    config = os.path.abspath("fixtures/stack_attention/experiment.jsonnet")
+    path = write_grid(
+        tmp_path,
+        "{ name: 'e', config: '" + config + "', seeds: [1, 2], metrics: ['UAS', 'LAS'], "
+        "overrides: { trainer: { num_epochs: 1 } }, "
+        "evaluate: { dev: 'fixtures/ptb/deps/wsj_9003.dp' }, reference_variant: 'single', "
+        "variants: [{ name: 'single' }, { name: 'both', ensemble_of: 'single' }] }",
+    )
+    grid = load_grid(path)
+    runs_dir, out = str(tmp_path / "runs"), str(tmp_path / "out")
+    assert GridRunner(grid, out, runs_dir, heartbeat_seconds=2).run() == 2
+    ensemble = RunFolder(runs_dir, grid.ensemble_runs[0])
+    result = ensemble.result()
+    assert result["members"] == [run.key for run in grid.runs]
+    assert set(result["metrics"]["dev"]) >= {"UAS", "LAS"}
+    from allennlp.models.archival import load_archive
+
+    model = load_archive(ensemble.archive).model
+    assert type(model).__name__ == "StackAttentionEnsemble" and len(model.members) == 2
+    rows = {row["variant"]: row for row in GridReport(grid, runs_dir, trials=200).rows("dev")}
+    assert rows["both"]["seeds"] == 1 and rows["single"]["seeds"] == 2
+    assert len(rows["both"]["p_per_seed"]["UAS"]) == 2  # against each single model
+    assert rows["both"]["train_minutes"] == [
+        sum(RunFolder(runs_dir, run).state()["train_seconds"] for run in grid.runs) / 60
+    ]
+
+
 def test_two_workers_share_one_storage(tmp_path):
     """Two workers on one SQLite study: every run is trained exactly once, by one of them."""
     storage = f"sqlite:///{tmp_path / 'shared.db'}"
