@@ -175,7 +175,8 @@ class GridReport:
             row: Dict[str, Any] = {
                 "variant": variant.name,
                 "seeds": len(results),
-                "epochs": [r["epochs"] for r in results],
+                # An ensemble is not trained: no epochs of its own (its minutes are its members').
+                "epochs": [r["epochs"] for r in results if not r.get("members")],
                 "train_minutes": [r["train_minutes"] for r in results],
                 "reference": variant.reference,
                 "values": {m: self.values(variant.name, eval_name, m) for m in self.grid.metrics},

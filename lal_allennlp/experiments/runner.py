@@ -458,7 +458,7 @@ class GridRunner:
             "members": [member.key for member in folder.run.members],
             "metrics": metrics,
             "score": metrics[first_eval].get(self.grid.metrics[0], 0.0),
-            "epochs": len(curve),
+            "epochs": None if folder.run.members else len(curve),
             "best_epoch": final_metrics.get("best_epoch"),
             "train_minutes": (
                 sum(self.folder(m).state()["train_seconds"] for m in folder.run.members)
