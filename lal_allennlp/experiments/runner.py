@@ -2,12 +2,12 @@
 Runs a grid (`grid_file.Grid`): every (variant, seed) trained with `allennlp train`, one at a
 time per worker, then evaluated on the grid's files.
 
-The engine is Optuna (`GridSampler` over variant x seed, a study in an RDB storage). On one
-machine the storage is a SQLite file in the grid's output folder; on many machines every worker
-runs the same command with `--storage` naming one shared database (and the same `--runs-dir`
-on a shared file system), and Optuna hands each worker a grid point no other worker has
-started. Optuna's heartbeats mark the trial of a worker that died as failed, and its retry
-callback puts the grid point back in the queue.
+The engine is Optuna: a study in an RDB storage whose queue of trials is the grid's work list.
+On one machine the storage is a SQLite file in the grid's output folder; on many machines every
+worker runs the same command with `--storage` naming one shared database (and the same
+`--runs-dir` on a shared file system). Each worker queues every pending run that no worker
+holds and no queued trial names, and takes the next trial from the queue; Optuna's queue hands
+one trial to one worker. Optuna's heartbeats mark the trial of a worker that died as failed.
 
 What makes a grid resumable is on disk, not in the study: each run lives in
 `RUNS_DIR/<run key>/` (the key is the hash of the run's final config, so identical runs of two
@@ -26,6 +26,7 @@ Each run's folder keeps `config.json` (what was trained), `train.log`, the seria
 import contextlib
 import datetime
 import fcntl
+import gc
 import glob
 import json
 import logging
@@ -34,7 +35,9 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
+import warnings
 from typing import Any, Dict, Iterator, List, Optional
 
 from lal_allennlp.experiments.grid_file import (
@@ -162,6 +165,34 @@ def _allennlp_command() -> List[str]:
     return [script] if os.path.isfile(script) else [sys.executable, "-m", "allennlp"]
 
 
+class _Heartbeat:
+    """Records in the storage every `seconds` that this worker is alive and on `trial_id`, in a
+    thread, while the `with` block runs. A storage error (a busy SQLite file) costs one beat,
+    not the thread: a worker whose beats stop is taken for dead after four of them."""
+
+    def __init__(self, storage: Any, trial_id: int, seconds: float) -> None:
+        self.storage, self.trial_id, self.seconds = storage, trial_id, seconds
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True)
+
+    def _beat(self) -> None:
+        while True:
+            try:
+                self.storage.record_heartbeat(self.trial_id)
+            except Exception as error:
+                _log(f"heartbeat not recorded ({type(error).__name__}: {error}); trying again")
+            if self._stop.wait(self.seconds):
+                return
+
+    def __enter__(self) -> "_Heartbeat":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 class GridRunner:
     """
     Trains and evaluates the runs of `grid`. `out_dir` gets the study, the tables and the
@@ -188,6 +219,7 @@ class GridRunner:
             os.path.join(out_dir, "study.db")
         )
         self.heartbeat_seconds = heartbeat_seconds
+        self._storage: Any = None  # the study's RDBStorage, set by `_study`
         self._by_point = {(run.variant, run.seed): run for run in grid.runs}
         # The variants Optuna hands out: not the ensembles, built after their members.
         self._trained_variants = [v.name for v in grid.variants if v.ensemble_of is None]
@@ -212,8 +244,6 @@ class GridRunner:
         raise AssertionError("unreachable")
 
     def _create_study(self) -> Any:
-        import warnings
-
         import optuna
         from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
 
@@ -221,7 +251,7 @@ class GridRunner:
         # Heartbeats are marked experimental in Optuna; they are what hands a dead worker's
         # run to another worker.
         warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-        storage = RDBStorage(
+        self._storage = storage = RDBStorage(
             self.storage_url,
             heartbeat_interval=self.heartbeat_seconds,
             grace_period=4 * self.heartbeat_seconds,
@@ -230,14 +260,15 @@ class GridRunner:
                 {"connect_args": {"timeout": 60}} if self.storage_url.startswith("sqlite") else {}
             ),
         )
-        space = {
-            "variant": self._trained_variants,
-            "seed": list(self.grid.seeds),
-        }
         return optuna.create_study(
             study_name=slug(self.grid.name),
             storage=storage,
-            sampler=optuna.samplers.GridSampler(space, seed=0),
+            # Trials come from the queue with their points fixed (`_requeue`). A trial asked
+            # when another worker has just taken the last queued one draws a point at random;
+            # the run's lock and folder then say whether there is anything to do. (Optuna's
+            # GridSampler fails on queued trials when one point is left, and stops `optimize`,
+            # which this runner does not use.)
+            sampler=optuna.samplers.RandomSampler(),
             direction="maximize",
             load_if_exists=True,
         )
@@ -260,27 +291,50 @@ class GridRunner:
             pending = self.pending()
             if not pending:
                 break
-            self._requeue(study, pending)
-            outcome: Dict[str, Any] = {}
-            # One trial per call: Optuna fails the stale trials of dead workers before it and
-            # beats this worker's heart during it.
-            study.optimize(
-                lambda trial: self._objective(trial, outcome),
-                n_trials=1,
-                catch=(Exception,),
-                gc_after_trial=True,
-            )
-            if outcome.get("trained"):
-                done_here += 1
-            elif outcome.get("busy") and all(not self._free(r) for r in self.pending()):
+            if not any(self._free(run) for run in pending):
                 # Every run left is with another worker: wait for them.
                 time.sleep(max(1.0, self.heartbeat_seconds / 4))
+                continue
+            self._requeue(study, pending)
+            outcome: Dict[str, Any] = {}
+            self._one_trial(study, outcome)
+            if outcome.get("trained"):
+                done_here += 1
         self._evaluate_ensembles()
         self._link_runs()
         if self._failed:
             labels = [run.label for run in self.grid.all_runs if run.key in self._failed]
             _log(f"{len(labels)} run(s) failed: {'; '.join(labels)} (see their train.log)")
         return done_here
+
+    def _one_trial(self, study: Any, outcome: Dict[str, Any]) -> None:
+        """One trial, asked and told by hand rather than through `study.optimize`: first the
+        stale trials of dead workers are failed (Optuna's retry callback queues their points
+        again), then this worker's heart beats while it trains. The study only hands out grid
+        points; the runs' folders say what is done. A trial whose record another worker closed
+        meanwhile (it took this one's heartbeat for stale) is left as that worker left it:
+        `study.optimize` dies on such a trial in Optuna 5 (an assertion while it reports the
+        trial), which stopped a worker of a two-worker grid."""
+        import optuna
+
+        optuna.storages.fail_stale_trials(study)
+        with warnings.catch_warnings():
+            # Optuna warns that heartbeats are meant for `optimize`: `_Heartbeat` beats here.
+            warnings.filterwarnings("ignore", message="Heartbeat of storage")
+            trial = study.ask()
+        value, state = None, optuna.trial.TrialState.FAIL
+        try:
+            with _Heartbeat(self._storage, trial._trial_id, self.heartbeat_seconds):
+                value = self._objective(trial, outcome)
+            state = optuna.trial.TrialState.COMPLETE
+        except optuna.TrialPruned:
+            state = optuna.trial.TrialState.PRUNED
+        except Exception as error:  # a failed training is logged by _objective; anything else here
+            if not outcome.get("failed"):
+                _log(f"trial {trial.number} failed: {error!r}")
+        finally:
+            study.tell(trial, value, state=state, skip_if_finished=True)
+            gc.collect()  # the evaluated model's tensors, before the next training
 
     def _objective(self, trial: Any, outcome: Dict[str, Any]) -> float:
         import optuna
@@ -305,6 +359,7 @@ class GridRunner:
                 result = self._train_and_evaluate(folder)
             except Exception as error:
                 self._failed.add(run.key)
+                outcome["failed"] = True
                 _log(f"[{number}/{total}] {run.label}: FAILED ({error}); log: {folder.log_path}")
                 raise
         elapsed = time.time() - started
@@ -333,20 +388,21 @@ class GridRunner:
             return mine
 
     def _requeue(self, study: Any, pending: List[Run]) -> None:
-        """Puts back in the queue the grid points whose trials all ended without a result
-        (failed, or pruned because another worker had them and then died): Optuna's grid
-        sampler counts an ended trial as visited and would not hand them out again."""
+        """Queues every pending run that no worker holds and no queued trial names: the runs'
+        locks, not the trials' states, say who is on a run. (A trial left running by a worker
+        killed before its first heartbeat is never failed by the heartbeat check; a run pruned
+        because another worker had it, which then died, has an ended trial.) A point queued
+        twice is harmless: the second trial finds the run locked or finished."""
         import optuna
 
-        states = {}
-        for trial in study.get_trials(deepcopy=False):
-            point = (trial.params.get("variant"), trial.params.get("seed"))
-            if trial.state in (optuna.trial.TrialState.RUNNING, optuna.trial.TrialState.WAITING):
-                states[point] = "open"
-            else:
-                states.setdefault(point, "ended")
+        waiting = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.WAITING,))
+        # A queued trial keeps its point in `fixed_params` until it is handed out.
+        queued = {
+            (point.get("variant"), point.get("seed"))
+            for point in (t.system_attrs.get("fixed_params", t.params) for t in waiting)
+        }
         for run in pending:
-            if states.get((run.variant, run.seed)) == "ended" and self._free(run):
+            if (run.variant, run.seed) not in queued and self._free(run):
                 study.enqueue_trial({"variant": run.variant, "seed": run.seed})
 
     def _plan(self, folder: RunFolder) -> str:

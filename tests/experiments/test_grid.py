@@ -313,6 +313,58 @@ def test_two_workers_share_one_storage(tmp_path):
     assert trained == 4
 
 
+def _runner_with_one_run_left(tmp_path: Path, monkeypatch, during_training=None):
+    """The tiny grid with three runs finished (fake results) and one left, whose training is
+    replaced by `during_training(study_storage)` and a fake result."""
+    grid = load_grid(TINY)
+    runs_dir = str(tmp_path / "runs")
+    for run in grid.runs[1:]:
+        fake_run(runs_dir, run, 80.0, 70.0, [fake_prediction(True)])
+    runner = GridRunner(grid, str(tmp_path / "out"), runs_dir, heartbeat_seconds=1)
+    trained = []
+
+    def fake_training(folder):
+        if during_training is not None:
+            during_training(runner._study())
+        fake_run(runs_dir, folder.run, 81.0, 71.0, [fake_prediction(True)])
+        trained.append(folder.run.label)
+        return folder.result()
+
+    monkeypatch.setattr(runner, "_train_and_evaluate", fake_training)
+    return grid, runner, trained
+
+
+def test_a_trial_closed_by_another_worker_does_not_stop_this_one(tmp_path, monkeypatch):
+    """While this worker trains, another marks its trial failed (as Optuna's heartbeat check
+    does with a trial it takes for stale): reporting the trial then raises Optuna's
+    UpdateFinishedTrialError, and the worker goes on; the run's folder says it is done."""
+    import optuna
+
+    def fail_running_trials(study):
+        for trial in study.get_trials(states=(optuna.trial.TrialState.RUNNING,)):
+            study._storage.set_trial_state_values(trial._trial_id, optuna.trial.TrialState.FAIL)
+
+    grid, runner, trained = _runner_with_one_run_left(tmp_path, monkeypatch, fail_running_trials)
+    assert runner.run() == 1
+    assert trained == [grid.runs[0].label] and runner.pending() == []
+
+
+def test_a_run_left_running_in_the_study_by_a_dead_worker_is_trained(tmp_path, monkeypatch):
+    """A worker killed between taking a trial and its first heartbeat leaves the trial running
+    for ever (the heartbeat check never fails it): the run's free lock puts it back in the
+    queue."""
+    import optuna
+
+    grid, runner, trained = _runner_with_one_run_left(tmp_path, monkeypatch)
+    left = grid.runs[0]
+    study = runner._study()
+    study.enqueue_trial({"variant": left.variant, "seed": left.seed})
+    orphan = study.ask()
+    assert orphan.params == {} and study.get_trials()[0].state == optuna.trial.TrialState.RUNNING
+    assert runner.run() == 1
+    assert trained == [left.label]
+
+
 # ---- the tables' arithmetic on fake runs -------------------------------------------------
 
 
