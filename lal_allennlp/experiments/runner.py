@@ -346,7 +346,6 @@ class GridRunner:
         total = len(self.grid.runs)
         with folder.lock() as mine:
             if not mine:
-                outcome["busy"] = True
                 raise optuna.TrialPruned(f"{run.label} is being trained by another worker")
             if folder.finished() or run.key in self._failed:
                 if run.key in self._failed:

@@ -22,6 +22,7 @@ from lal_allennlp.experiments.grid_file import (
     load_time_overrides,
     merge_overrides,
     run_key,
+    slug,
     table_value,
 )
 from lal_allennlp.experiments.report import GridReport
@@ -315,7 +316,8 @@ def test_two_workers_share_one_storage(tmp_path):
 
 def _runner_with_one_run_left(tmp_path: Path, monkeypatch, during_training=None):
     """The tiny grid with three runs finished (fake results) and one left, whose training is
-    replaced by `during_training(study_storage)` and a fake result."""
+    replaced by `during_training(study)` (the study as another worker opens it) and a fake
+    result."""
     grid = load_grid(TINY)
     runs_dir = str(tmp_path / "runs")
     for run in grid.runs[1:]:
@@ -325,7 +327,9 @@ def _runner_with_one_run_left(tmp_path: Path, monkeypatch, during_training=None)
 
     def fake_training(folder):
         if during_training is not None:
-            during_training(runner._study())
+            import optuna
+
+            during_training(optuna.load_study(study_name=slug(grid.name), storage=runner.storage_url))
         fake_run(runs_dir, folder.run, 81.0, 71.0, [fake_prediction(True)])
         trained.append(folder.run.label)
         return folder.result()
@@ -336,8 +340,8 @@ def _runner_with_one_run_left(tmp_path: Path, monkeypatch, during_training=None)
 
 def test_a_trial_closed_by_another_worker_does_not_stop_this_one(tmp_path, monkeypatch):
     """While this worker trains, another marks its trial failed (as Optuna's heartbeat check
-    does with a trial it takes for stale): reporting the trial then raises Optuna's
-    UpdateFinishedTrialError, and the worker goes on; the run's folder says it is done."""
+    does with a trial it takes for stale): Optuna 5's `optimize` died reporting such a trial; the
+    worker goes on, and the run's folder says it is done."""
     import optuna
 
     def fail_running_trials(study):
