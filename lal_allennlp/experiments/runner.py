@@ -28,6 +28,7 @@ import datetime
 import fcntl
 import gc
 import glob
+import hashlib
 import json
 import logging
 import os
@@ -243,6 +244,15 @@ class GridRunner:
                 time.sleep(1.0 + attempt)
         raise AssertionError("unreachable")
 
+    @property
+    def study_name(self) -> str:
+        """The grid's name and a digest of its points (variants and seeds): Optuna refuses a
+        trial whose categorical choices differ from those the study was made with, so a grid
+        given another variant or seed gets a study of its own. The runs already finished are
+        still found by their folders, and not trained again."""
+        points = json.dumps([self._trained_variants, list(self.grid.seeds)])
+        return f"{slug(self.grid.name)}-{hashlib.sha1(points.encode('utf-8')).hexdigest()[:8]}"
+
     def _create_study(self) -> Any:
         import optuna
         from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
@@ -261,7 +271,7 @@ class GridRunner:
             ),
         )
         return optuna.create_study(
-            study_name=slug(self.grid.name),
+            study_name=self.study_name,
             storage=storage,
             # Trials come from the queue with their points fixed (`_requeue`). A trial asked
             # when another worker has just taken the last queued one draws a point at random;

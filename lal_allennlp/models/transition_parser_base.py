@@ -74,6 +74,27 @@ class Hypotheses(NamedTuple):
         return torch.arange(batch, device=self.scores.device) * beam + self.scores.argmax(dim=-1)
 
 
+class _Steps:
+    """What a decoding loop records per hypothesis row and step (the fields of `Hypotheses`
+    but the state and scores): the transitions (-1 once the row's sentence is done), their
+    log-probabilities and their kinds' (0 once done)."""
+
+    def __init__(self, rows: int, steps: int, dtype: torch.dtype, device: torch.device) -> None:
+        self.steps = steps
+        self.transitions = torch.full((rows, steps), -1, dtype=torch.long, device=device)
+        self.log_probs = torch.zeros(rows, steps, dtype=dtype, device=device)
+        self.kind_log_probs = torch.zeros(rows, steps, dtype=dtype, device=device)
+
+    def select(self, rows: torch.Tensor) -> None:
+        """Keeps the records of `rows` (beam search continuing from the hypotheses it kept)."""
+        self.transitions = self.transitions.index_select(0, rows)
+        self.log_probs = self.log_probs.index_select(0, rows)
+        self.kind_log_probs = self.kind_log_probs.index_select(0, rows)
+
+    def hypotheses(self, state: ArcStandardBatch, scores: torch.Tensor) -> Hypotheses:
+        return Hypotheses(state, scores, self.transitions, self.log_probs, self.kind_log_probs)
+
+
 class TransitionScorer:
     """
     One batch's source of transition log-probabilities, which the decoding loops
@@ -206,24 +227,13 @@ class TransitionParserBase(Model):
         `max_length` the width of the word axis (without the root)."""
         state = ArcStandardBatch(lengths, max_length)
         previous = lengths.new_full((lengths.size(0),), self.num_transitions)
-        steps = 2 * int(lengths.max())
-        history = lengths.new_full((lengths.size(0), steps), -1)
-        step_log_probs = lengths.new_zeros(lengths.size(0), steps, dtype=scorer.dtype)
-        kind_log_probs = lengths.new_zeros(lengths.size(0), steps, dtype=scorer.dtype)
-        for step in range(steps):
+        record = _Steps(lengths.size(0), 2 * int(lengths.max()), scorer.dtype, lengths.device)
+        for step in range(record.steps):
             log_probs = scorer.step(state, previous)
             best = log_probs.argmax(dim=-1)
-            finished = state.finished
-            chosen = log_probs.gather(1, best.unsqueeze(1)).squeeze(1)
-            step_log_probs[:, step] = torch.where(finished, 0.0, chosen)
-            kind_log_probs[:, step] = torch.where(
-                finished, 0.0, self._kind_log_probs(log_probs, best)
-            )
-            self._apply_transitions(state, best, finished)
-            previous = torch.where(finished, previous, best)
-            history[:, step] = torch.where(finished, -1, best)
-        scores = step_log_probs.sum(dim=1, keepdim=True)
-        return Hypotheses(state, scores, history, step_log_probs, kind_log_probs)
+            previous = self._take(state, record, step, log_probs, best, previous)
+        scores = record.log_probs.sum(dim=1, keepdim=True)
+        return record.hypotheses(state, scores)
 
     def beam_search(
         self, scorer: TransitionScorer, lengths: torch.Tensor, max_length: int, beam_size: int
@@ -246,11 +256,8 @@ class TransitionParserBase(Model):
         # What a finished hypothesis may do: the no-op, stored in column 0, at no cost.
         stay = torch.full((transitions,), float("-inf"), dtype=dtype, device=device)
         stay[0] = 0.0
-        steps = 2 * int(lengths.max())
-        history = lengths.new_full((batch * beam, steps), -1)
-        step_log_probs = torch.zeros(batch * beam, steps, dtype=dtype, device=device)
-        kind_log_probs = torch.zeros(batch * beam, steps, dtype=dtype, device=device)
-        for step in range(steps):
+        record = _Steps(batch * beam, 2 * int(lengths.max()), dtype, device)
+        for step in range(record.steps):
             log_probs = scorer.step(state, previous)
             finished = state.finished.view(batch, beam, 1)
             log_probs = torch.where(finished, stay, log_probs.view(batch, beam, transitions))
@@ -275,22 +282,35 @@ class TransitionParserBase(Model):
             chosen = (top_index % transitions).view(-1)
             state.select(rows)
             scorer.select(rows)
-            previous = previous.index_select(0, rows)
-            history = history.index_select(0, rows)
-            step_log_probs = step_log_probs.index_select(0, rows)
-            kind_log_probs = kind_log_probs.index_select(0, rows)
-            done = state.finished
+            record.select(rows)
             parent = log_probs.view(batch * beam, transitions).index_select(0, rows)
-            picked = parent.gather(1, chosen.unsqueeze(1)).squeeze(1)
-            step_log_probs[:, step] = torch.where(done, 0.0, picked)
-            kind_log_probs[:, step] = torch.where(
-                done, 0.0, self._kind_log_probs(parent, chosen)
-            )
-            self._apply_transitions(state, chosen, done)
-            previous = torch.where(done, previous, chosen)
-            history[:, step] = torch.where(done, -1, chosen)
+            previous = previous.index_select(0, rows)
+            previous = self._take(state, record, step, parent, chosen, previous)
             beam_scores = top_scores
-        return Hypotheses(state, beam_scores, history, step_log_probs, kind_log_probs)
+        return record.hypotheses(state, beam_scores)
+
+    def _take(
+        self,
+        state: ArcStandardBatch,
+        record: "_Steps",
+        step: int,
+        log_probs: torch.Tensor,
+        chosen: torch.Tensor,
+        previous: torch.Tensor,
+    ) -> torch.Tensor:
+        """Applies each row's `chosen` transition `(rows,)` to `state` and records it, with its
+        log-probability and its kind's under `log_probs` `(rows, num_transitions)`, at `step`;
+        finished rows are left as they are. Returns each row's previous transition for the
+        next step."""
+        done = state.finished
+        picked = log_probs.gather(1, chosen.unsqueeze(1)).squeeze(1)
+        record.log_probs[:, step] = torch.where(done, 0.0, picked)
+        record.kind_log_probs[:, step] = torch.where(
+            done, 0.0, self._kind_log_probs(log_probs, chosen)
+        )
+        record.transitions[:, step] = torch.where(done, -1, chosen)
+        self._apply_transitions(state, chosen, done)
+        return torch.where(done, previous, chosen)
 
     # ------------------------------------------------------------------------------------------
     # Outputs

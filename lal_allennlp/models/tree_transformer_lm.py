@@ -88,8 +88,9 @@ class TreeTransformerLanguageModel(Model):
         Word embeddings; the words must come from a single-id indexer named `tokens` (the
         random replacement words are looked up through the same embedder).
     encoder : `Seq2SeqEncoder`
-        A `tree_transformer`, whose links give the trees; any other encoder makes a plain
-        masked language model (perplexity and masked accuracy only, nothing to parse).
+        A `tree_transformer`, whose links give the trees; any other encoder (or a
+        `tree_transformer` with `constituent_prior: false`) makes a plain masked language
+        model (perplexity and masked accuracy only, nothing to parse).
     mask_probability : `float`, optional (default = `1/7`)
         The paper's rate.
     split_threshold, descend_threshold, min_layer : optional (defaults 0.8, 0.7, 2)
@@ -115,8 +116,9 @@ class TreeTransformerLanguageModel(Model):
 
     @property
     def gives_trees(self) -> bool:
-        """Whether the encoder is a `tree_transformer`, whose links give the trees."""
-        return isinstance(self.encoder, TreeTransformerEncoder)
+        """Whether the encoder is a `tree_transformer` with its constituent prior, whose links
+        give the trees."""
+        return isinstance(self.encoder, TreeTransformerEncoder) and self.encoder.constituent_prior
 
     @property
     def capabilities(self) -> ParseCapabilities:
@@ -279,7 +281,7 @@ class TreeTransformerLanguageModel(Model):
             raise ConfigurationError(
                 f"This tree_transformer_lm has a plain {type(self.encoder).__name__} encoder: a "
                 "masked language model without trees, nothing to parse (evaluate it for its "
-                "perplexity); trees need a tree_transformer encoder"
+                "perplexity); trees need a tree_transformer encoder with its constituent prior"
             )
         if "trees" in output_dict:
             output_dict["trees"] = [tree_to_string(tree) for tree in output_dict["trees"]]

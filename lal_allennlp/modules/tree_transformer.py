@@ -117,8 +117,9 @@ class TreeAttention(torch.nn.Module):
         self.renormalise = renormalise
 
     def forward(
-        self, inputs: torch.Tensor, mask: torch.BoolTensor, prior: torch.Tensor
+        self, inputs: torch.Tensor, mask: torch.BoolTensor, prior: Optional[torch.Tensor]
     ) -> torch.Tensor:
+        """`prior` `(batch, n, n)`, or None for plain self-attention."""
         batch_size, length, d_model = inputs.shape
         # shape (3, batch, heads, n, d_k)
         qkv = self.qkv(inputs).view(batch_size, length, 3, self.num_heads, self.d_k)
@@ -126,7 +127,9 @@ class TreeAttention(torch.nn.Module):
         scores = query @ key.transpose(-1, -2) / math.sqrt(self.d_k)
         scores = scores.masked_fill(~mask[:, None, None, :], -math.inf)
         # shape (batch, heads, n, n)
-        attention = torch.softmax(scores, dim=-1) * prior.unsqueeze(1)
+        attention = torch.softmax(scores, dim=-1)
+        if prior is not None:
+            attention = attention * prior.unsqueeze(1)
         if self.renormalise:
             attention = attention / attention.sum(-1, keepdim=True).clamp(min=LINK_FLOOR)
         context = self.dropout(attention) @ value
@@ -135,7 +138,8 @@ class TreeAttention(torch.nn.Module):
 
 class TreeTransformerLayer(torch.nn.Module):
     """Pre-norm layer: links → prior → tree attention, then a GELU feed-forward; each sublayer
-    is added to its input after dropout."""
+    is added to its input after dropout. Without `constituent_prior` the layer has no link
+    scorer and its attention is plain self-attention; the links pass through unchanged."""
 
     def __init__(
         self,
@@ -147,9 +151,14 @@ class TreeTransformerLayer(torch.nn.Module):
         link_layer_norm: bool,
         diagonal: float,
         renormalise: bool,
+        constituent_prior: bool = True,
     ) -> None:
         super().__init__()
-        self.constituents = ConstituentAttention(d_model, score_scale, link_layer_norm)
+        self.constituents = (
+            ConstituentAttention(d_model, score_scale, link_layer_norm)
+            if constituent_prior
+            else None
+        )
         self.attention = TreeAttention(d_model, num_heads, dropout, renormalise)
         self.feed_forward = torch.nn.Sequential(
             torch.nn.Linear(d_model, d_ff),
@@ -166,6 +175,10 @@ class TreeTransformerLayer(torch.nn.Module):
         self, inputs: torch.Tensor, mask: torch.BoolTensor, previous_links: torch.Tensor
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         normed = self.attention_norm(inputs)
+        if self.constituents is None:
+            outputs = inputs + self.dropout(self.attention(normed, mask, None))
+            outputs = outputs + self.dropout(self.feed_forward(self.feed_forward_norm(outputs)))
+            return outputs, previous_links
         # The link scorer reads the attention's pre-normed input, or with its own LayerNorm
         # (`link_layer_norm`, as the authors' code) the layer's raw input.
         own_norm = self.constituents.norm is not None
@@ -229,6 +242,10 @@ class TreeTransformerEncoder(Seq2SeqEncoder):
     renormalise : `bool`, optional (default = `False`)
         Divide `C ⊙ softmax(·)` by its row sums. Neither the paper's equation nor the authors'
         code does; the rows then sum to less than 1.
+    constituent_prior : `bool`, optional (default = `True`)
+        `False` removes the link scorers and the prior: a plain pre-norm Transformer that is
+        otherwise this encoder (the same embedding scale, positions, GELU and norms), the
+        baseline that isolates what the prior does. Its links are all zero and give no trees.
     """
 
     def __init__(
@@ -244,6 +261,7 @@ class TreeTransformerEncoder(Seq2SeqEncoder):
         link_layer_norm: bool = False,
         prior_diagonal: float = 1.0,
         renormalise: bool = False,
+        constituent_prior: bool = True,
     ) -> None:
         super().__init__()
         if positional_encoding not in POSITIONAL_ENCODINGS:
@@ -256,6 +274,7 @@ class TreeTransformerEncoder(Seq2SeqEncoder):
         self.input_dim = input_dim
         self.d_model = d_model
         self.positional_encoding = positional_encoding
+        self.constituent_prior = constituent_prior
         self.projection = (
             torch.nn.Linear(input_dim, d_model) if input_dim != d_model else torch.nn.Identity()
         )
@@ -271,6 +290,7 @@ class TreeTransformerEncoder(Seq2SeqEncoder):
                     link_layer_norm,
                     prior_diagonal,
                     renormalise,
+                    constituent_prior,
                 )
                 for _ in range(num_layers)
             ]

@@ -22,7 +22,6 @@ from lal_allennlp.experiments.grid_file import (
     load_time_overrides,
     merge_overrides,
     run_key,
-    slug,
     table_value,
 )
 from lal_allennlp.experiments.report import GridReport
@@ -329,7 +328,7 @@ def _runner_with_one_run_left(tmp_path: Path, monkeypatch, during_training=None)
         if during_training is not None:
             import optuna
 
-            during_training(optuna.load_study(study_name=slug(grid.name), storage=runner.storage_url))
+            during_training(optuna.load_study(study_name=runner.study_name, storage=runner.storage_url))
         fake_run(runs_dir, folder.run, 81.0, 71.0, [fake_prediction(True)])
         trained.append(folder.run.label)
         return folder.result()
@@ -351,6 +350,32 @@ def test_a_trial_closed_by_another_worker_does_not_stop_this_one(tmp_path, monke
     grid, runner, trained = _runner_with_one_run_left(tmp_path, monkeypatch, fail_running_trials)
     assert runner.run() == 1
     assert trained == [grid.runs[0].label] and runner.pending() == []
+
+
+def test_a_grid_given_another_variant_trains_only_the_new_runs(tmp_path, monkeypatch):
+    """The grid file edited after its study was made (a variant added): Optuna refuses
+    categorical choices that differ from the study's, which made every trial fail; the new
+    grid has a study of its own, and its finished runs are found by their folders."""
+    out, runs_dir = str(tmp_path / "out"), str(tmp_path / "runs")
+    trained = []
+
+    def runner_of(variants):
+        runner = GridRunner(load_grid(write_grid(tmp_path, grid_text(variants))), out, runs_dir)
+
+        def fake_training(folder):
+            fake_run(runs_dir, folder.run, 81.0, 71.0, [fake_prediction(True)])
+            trained.append(folder.run.label)
+            return folder.result()
+
+        monkeypatch.setattr(runner, "_train_and_evaluate", fake_training)
+        return runner
+
+    first = runner_of("{ name: 'a' }")
+    assert first.run() == 1 and len(trained) == 1
+    second = runner_of("{ name: 'a' }, { name: 'b', overrides: { model: { dropout: 0.3 } } }")
+    assert second.study_name != first.study_name
+    assert second.run() == 1
+    assert len(trained) == 2 and trained[1].startswith("b") and second.pending() == []
 
 
 def test_a_run_left_running_in_the_study_by_a_dead_worker_is_trained(tmp_path, monkeypatch):

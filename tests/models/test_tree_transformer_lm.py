@@ -116,20 +116,29 @@ def test_lal_parse_writes_one_unlabelled_tree_per_line(trained, tmp_path, capsys
     assert "line 2" in errors and "line 3" in errors
 
 
-def test_the_lm_over_a_plain_transformer_trains_saves_loads_and_parses_nothing(tmp_path):
-    """The perplexity baseline of the Tree Transformer: the same masked language model over
-    AllenNLP's `pytorch_transformer` (no links, so no trees)."""
+PLAIN_ENCODERS = {
+    "PytorchTransformer": {
+        "type": "pytorch_transformer", "input_dim": 16, "num_layers": 2,
+        "feedforward_hidden_dim": 32, "num_attention_heads": 2,
+        "positional_encoding": "sinusoidal",
+    },
+    "TreeTransformerEncoder": {
+        "type": "tree_transformer", "input_dim": 16, "d_model": 16, "num_layers": 2,
+        "num_heads": 2, "d_ff": 32, "constituent_prior": False,
+    },
+}
+
+
+@pytest.mark.parametrize("encoder", sorted(PLAIN_ENCODERS))
+def test_the_lm_over_a_plain_transformer_trains_saves_loads_and_parses_nothing(tmp_path, encoder):
+    """The perplexity baselines of the Tree Transformer: the same masked language model over
+    AllenNLP's `pytorch_transformer`, or over the Tree Transformer without its prior (no
+    links, so no trees)."""
     from allennlp.common.checks import ConfigurationError
 
     from lal_allennlp import Parser
 
-    plain = {
-        "model.encoder": {
-            "type": "pytorch_transformer", "input_dim": 16, "num_layers": 2,
-            "feedforward_hidden_dim": 32, "num_attention_heads": 2,
-            "positional_encoding": "sinusoidal",
-        }
-    }
+    plain = {"model.encoder": PLAIN_ENCODERS[encoder]}
     torch.manual_seed(0)
     model = train_model_from_file(str(CONFIG), str(tmp_path), overrides=json.dumps(plain))
     metrics = json.loads((tmp_path / "metrics.json").read_text())
@@ -152,7 +161,7 @@ def test_the_lm_over_a_plain_transformer_trains_saves_loads_and_parses_nothing(t
 
     parser = Parser.load(str(tmp_path / "model.tar.gz"))
     assert not parser.capabilities.trees
-    with pytest.raises(ConfigurationError, match="PytorchTransformer encoder: a masked language"):
+    with pytest.raises(ConfigurationError, match=f"{encoder} encoder: a masked language"):
         parser.parse("The cat sat on the mat .")
 
 

@@ -161,3 +161,29 @@ def test_attention_is_softmax_times_prior_with_the_chosen_options():
     renormalised = attention.output((rows @ qkv[2]).transpose(1, 2).reshape(1, n, d_model))
     # (the padded query's row, whose prior is ~0 everywhere, is left out: its sum is floored)
     assert torch.allclose(attention(inputs, mask, prior)[:, :4], renormalised[:, :4], atol=1e-5)
+
+
+def test_without_the_prior_the_layers_are_the_same_with_plain_attention(monkeypatch):
+    """`constituent_prior=False` drops the link scorers and nothing else: with the other
+    weights copied, it computes what the full encoder computes with a prior of all ones."""
+    import lal_allennlp.modules.tree_transformer as tree_transformer
+
+    torch.manual_seed(11)
+    settings = dict(d_model=8, num_layers=3, num_heads=2, d_ff=16, dropout=0.0)
+    full = TreeTransformerEncoder(6, **settings).eval()
+    plain = TreeTransformerEncoder(6, constituent_prior=False, **settings).eval()
+    missing, unexpected = plain.load_state_dict(full.state_dict(), strict=False)
+    assert not missing and unexpected and all(".constituents." in k for k in unexpected)
+    inputs = torch.randn(2, 5, 6)
+    mask = torch.tensor([[True] * 5, [True] * 3 + [False] * 2])
+    outputs, links = plain.forward_with_links(inputs, mask)
+    assert torch.equal(links, torch.zeros(2, 3, 4))
+    # The prior does change the full encoder's output ...
+    assert not torch.allclose(full(inputs, mask), outputs, atol=1e-4)
+    # ... and a prior of ones is plain attention.
+    monkeypatch.setattr(
+        tree_transformer, "constituent_prior", lambda links, diagonal: torch.ones(
+            links.size(0), links.size(1) + 1, links.size(1) + 1
+        )
+    )
+    assert torch.allclose(full(inputs, mask), outputs, atol=1e-6)
