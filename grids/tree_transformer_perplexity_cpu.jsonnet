@@ -2,8 +2,9 @@
 // masked-LM perplexity than a plain Transformer, and starting from a pretrained BERT makes the
 // trees much worse. The masked language model of tree_transformer_lm_cpu.jsonnet, the same
 // model without the constituent prior, over AllenNLP's plain Transformer encoder
-// (transformer_lm_cpu.jsonnet), and the first started from MiniLM's weights; same data, masking, optimiser and budget; checkpoints chosen on a
-// held-out part of the training treebank (CALIBRATION_PATH), reported on DEV_PATH.
+// (transformer_lm_cpu.jsonnet), and the first started from MiniLM's weights; same data,
+// masking, optimiser and budget; checkpoints chosen on a held-out part of the training
+// treebank (CALIBRATION_PATH), reported on DEV_PATH.
 //   TRAIN_PATHS       comma-separated, e.g. DATA/ptb-sample/trees/wsj_0001-0139,
 //                     DATA/ud/en_ewt/en_ewt-ud-train.conllu
 //   CALIBRATION_PATH  e.g. DATA/ptb-sample/trees/wsj_0140-0159
