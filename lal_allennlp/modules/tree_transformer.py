@@ -175,15 +175,13 @@ class TreeTransformerLayer(torch.nn.Module):
         self, inputs: torch.Tensor, mask: torch.BoolTensor, previous_links: torch.Tensor
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         normed = self.attention_norm(inputs)
-        if self.constituents is None:
-            outputs = inputs + self.dropout(self.attention(normed, mask, None))
-            outputs = outputs + self.dropout(self.feed_forward(self.feed_forward_norm(outputs)))
-            return outputs, previous_links
-        # The link scorer reads the attention's pre-normed input, or with its own LayerNorm
-        # (`link_layer_norm`, as the authors' code) the layer's raw input.
-        own_norm = self.constituents.norm is not None
-        links = self.constituents(inputs if own_norm else normed, mask, previous_links)
-        prior = constituent_prior(links, self.diagonal)
+        links, prior = previous_links, None
+        if self.constituents is not None:
+            # The link scorer reads the attention's pre-normed input, or with its own LayerNorm
+            # (`link_layer_norm`, as the authors' code) the layer's raw input.
+            own_norm = self.constituents.norm is not None
+            links = self.constituents(inputs if own_norm else normed, mask, previous_links)
+            prior = constituent_prior(links, self.diagonal)
         outputs = inputs + self.dropout(self.attention(normed, mask, prior))
         outputs = outputs + self.dropout(self.feed_forward(self.feed_forward_norm(outputs)))
         return outputs, links

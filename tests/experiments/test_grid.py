@@ -313,27 +313,34 @@ def test_two_workers_share_one_storage(tmp_path):
     assert trained == 4
 
 
-def _runner_with_one_run_left(tmp_path: Path, monkeypatch, during_training=None):
-    """The tiny grid with three runs finished (fake results) and one left, whose training is
-    replaced by `during_training(study)` (the study as another worker opens it) and a fake
-    result."""
-    grid = load_grid(TINY)
-    runs_dir = str(tmp_path / "runs")
-    for run in grid.runs[1:]:
-        fake_run(runs_dir, run, 80.0, 70.0, [fake_prediction(True)])
-    runner = GridRunner(grid, str(tmp_path / "out"), runs_dir, heartbeat_seconds=1)
-    trained = []
+def _fake_trainings(monkeypatch, runner: GridRunner, trained: list, during_training=None):
+    """Replaces `runner`'s trainings by fake results, each run's label appended to `trained`;
+    `during_training(study)` is called first with the study as another worker opens it."""
 
     def fake_training(folder):
         if during_training is not None:
             import optuna
 
-            during_training(optuna.load_study(study_name=runner.study_name, storage=runner.storage_url))
-        fake_run(runs_dir, folder.run, 81.0, 71.0, [fake_prediction(True)])
+            during_training(
+                optuna.load_study(study_name=runner.study_name, storage=runner.storage_url)
+            )
+        fake_run(runner.runs_dir, folder.run, 81.0, 71.0, [fake_prediction(True)])
         trained.append(folder.run.label)
         return folder.result()
 
     monkeypatch.setattr(runner, "_train_and_evaluate", fake_training)
+
+
+def _runner_with_one_run_left(tmp_path: Path, monkeypatch, during_training=None):
+    """The tiny grid with three runs finished (fake results) and one left, whose training is
+    faked (`_fake_trainings`)."""
+    grid = load_grid(TINY)
+    runs_dir = str(tmp_path / "runs")
+    for run in grid.runs[1:]:
+        fake_run(runs_dir, run, 80.0, 70.0, [fake_prediction(True)])
+    runner = GridRunner(grid, str(tmp_path / "out"), runs_dir, heartbeat_seconds=1)
+    trained: list = []
+    _fake_trainings(monkeypatch, runner, trained, during_training)
     return grid, runner, trained
 
 
@@ -361,13 +368,7 @@ def test_a_grid_given_another_variant_trains_only_the_new_runs(tmp_path, monkeyp
 
     def runner_of(variants):
         runner = GridRunner(load_grid(write_grid(tmp_path, grid_text(variants))), out, runs_dir)
-
-        def fake_training(folder):
-            fake_run(runs_dir, folder.run, 81.0, 71.0, [fake_prediction(True)])
-            trained.append(folder.run.label)
-            return folder.result()
-
-        monkeypatch.setattr(runner, "_train_and_evaluate", fake_training)
+        _fake_trainings(monkeypatch, runner, trained)
         return runner
 
     first = runner_of("{ name: 'a' }")
